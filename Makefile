@@ -1,0 +1,29 @@
+# make demo | make test | make lab. PYTHON=python uses an existing interpreter (Colab, conda).
+VENV ?= .venv
+PYTHON ?= $(VENV)/bin/python
+STAMP := $(VENV)/.labkit-installed
+
+.PHONY: setup demo test test-fast lab lint clean
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PYTHON) || python3 -m venv $(VENV)
+	@# torch first, and only when missing, so an existing torch (Colab's CUDA build) is kept.
+	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
+	$(PYTHON) -m pip install -q -c constraints.txt -e ".[lab,dev]"
+	@mkdir -p $(VENV) && touch $@
+
+demo: setup
+	$(PYTHON) -m labkit demo
+
+test: setup
+	$(PYTHON) -m pytest -q
+
+lab: setup
+	$(PYTHON) -m jupyter lab labs/
+
+lint: setup
+	$(PYTHON) -m ruff check labkit tests labs
+
+clean:
+	rm -rf runs/ .pytest_cache

@@ -1,0 +1,3 @@
+from labkit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Pure figure builders: run logs and tensors in, plotly figures out (notebooks, reports, tests)."""

@@ -1,0 +1,1 @@
+"""ipywidgets front-ends. The only place ipywidgets is imported."""
