@@ -1,0 +1,98 @@
+"""Policies: the embedded ``tiny`` character-level Llama, local folders and Hugging Face ids.
+
+``load_policy("tiny")`` loads the checkpoint shipped in the package (cold-started on addition by
+``scripts/make_tiny_checkpoint.py``); ``load_policy("tiny-random")`` builds the same architecture
+untrained; any other name is a local folder or a hub id, loaded with ``from_pretrained``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import pathlib
+import string
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+CHECKPOINTS = pathlib.Path(__file__).parent / "checkpoints"
+BUILTIN = {"tiny": CHECKPOINTS / "tiny-addition"}
+SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
+
+
+def char_tokenizer():
+    """A character-level ``PreTrainedTokenizerFast``: 4 specials + the 95 printable ASCII chars.
+
+    >>> tok = char_tokenizer(); ids = tok("12+3=")["input_ids"]; len(ids), tok.decode(ids)
+    (5, '12+3=')
+    """
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    chars = [c for c in string.printable if c.isprintable() or c == " "][:95]
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + chars)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    core.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="<pad>", bos_token="<bos>", eos_token="<eos>",
+        unk_token="<unk>", padding_side="left",
+    )
+
+
+def tiny_config(vocab_size: int = 99) -> LlamaConfig:
+    """hidden 128, 4 layers, 4 heads, MLP 384: ~0.88 M parameters (DESIGN.md's recipe)."""
+    return LlamaConfig(
+        vocab_size=vocab_size, hidden_size=128, intermediate_size=384, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False,
+    )
+
+
+def tiny_policy(seed: int = 0):
+    """A freshly initialised tiny Llama and its character tokenizer."""
+    tok = char_tokenizer()
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(tiny_config(len(tok))), tok
+
+
+def load_policy(name: str = "tiny", dtype: torch.dtype = torch.float32):
+    """``(model, tokenizer)`` for a built-in name, a local folder or a Hugging Face hub id.
+
+    >>> model, tok = load_policy("tiny")
+    >>> sum(p.numel() for p in model.parameters()) > 800_000
+    True
+    """
+    if name == "tiny-random":
+        return tiny_policy()
+    if name in BUILTIN:
+        path = BUILTIN[name]
+        if not path.exists():
+            raise FileNotFoundError(f"the shipped checkpoint {path} is missing: run "
+                                    "`python scripts/make_tiny_checkpoint.py` to rebuild it")
+        return _from_pretrained(str(path), dtype)
+    if os.path.isdir(os.path.expanduser(str(name))):
+        return _from_pretrained(os.path.expanduser(str(name)), dtype)
+    try:
+        return _from_pretrained(name, dtype)
+    except OSError as e:
+        raise ValueError(
+            f"unknown policy {name!r}: not a built-in name ({', '.join(sorted(BUILTIN))}, "
+            f"tiny-random), not a local folder, and not loadable from the Hugging Face hub "
+            f"(offline here?). Pass 'tiny' or a folder with config.json. Cause: {e}") from None
+
+
+def _from_pretrained(path: str, dtype: torch.dtype):
+    tok = AutoTokenizer.from_pretrained(path)
+    if tok.pad_token is None:  # many chat models ship without one
+        tok.pad_token = tok.eos_token
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    return model, tok
+
+
+def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """A frozen, eval-mode copy of ``model``: the reference policy pi_ref."""
+    ref = copy.deepcopy(model).eval()
+    ref.requires_grad_(False)
+    return ref

@@ -1,0 +1,104 @@
+"""Rollouts: sample completions with a KV cache, then score them with a forward pass.
+
+A :class:`Batch` holds everything one GRPO step needs: left-padded prompts, right-padded
+completions with their mask (the end-of-sequence token included), the decoded texts, and the
+old and reference log-probs of every sampled token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from labkit.core.logprobs import token_logprobs
+
+
+@dataclass
+class Batch:
+    prompt_ids: torch.Tensor  # [B, P] left-padded
+    prompt_mask: torch.Tensor  # [B, P]
+    completion_ids: torch.Tensor  # [B, T] right-padded with pad
+    completion_mask: torch.Tensor  # [B, T] 1 up to and including eos
+    truncated: torch.Tensor  # [B] bool: no eos within max_completion_length
+    prompts: list[str]
+    completions: list[str]
+    old_logp: torch.Tensor | None = None  # [B, T]
+    ref_logp: torch.Tensor | None = None  # [B, T]
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def lengths(self) -> torch.Tensor:  # [B] completion tokens, eos included
+        return self.completion_mask.sum(-1)
+
+
+def _filter_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
+    """Keep the top-k tokens and the smallest set with cumulative probability >= top_p."""
+    if top_k and top_k < logits.shape[-1]:
+        kth = logits.topk(top_k, dim=-1).values[..., -1:]  # [B, 1]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p < 1.0:
+        sorted_logits, idx = logits.sort(dim=-1, descending=True)  # [B, V]
+        cum = sorted_logits.softmax(-1).cumsum(-1)
+        drop = cum - sorted_logits.softmax(-1) >= top_p  # mass before this token already enough
+        logits = logits.masked_fill(drop.scatter(-1, idx, drop), float("-inf"))
+    return logits
+
+
+@torch.no_grad()
+def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad_id: int,
+           temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
+           generator: torch.Generator | None = None):
+    """Sample up to ``max_new_tokens`` per row: ``(completion_ids [B, T], mask [B, T], truncated [B])``.
+
+    ``temperature=0`` is greedy decoding. Rows stop at ``eos_id``; later positions are ``pad_id``.
+    """
+    B = prompt_ids.shape[0]
+    attn = prompt_mask.clone()  # [B, P]
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P] positions that ignore left padding
+    out = model(input_ids=prompt_ids, attention_mask=attn, position_ids=pos, use_cache=True)
+    past, logits, nxt = out.past_key_values, out.logits[:, -1], pos[:, -1] + 1
+    done = torch.zeros(B, dtype=torch.bool)
+    ids, mask = [], []
+    for t in range(max_new_tokens):
+        if temperature == 0:
+            tok = logits.argmax(-1)  # [B]
+        else:
+            probs = _filter_logits(logits.float() / temperature, top_k, top_p).softmax(-1)
+            tok = torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # [B]
+        ids.append(torch.where(done, torch.full_like(tok, pad_id), tok))
+        mask.append(~done)
+        done = done | (tok == eos_id)
+        if done.all() or t == max_new_tokens - 1:
+            break
+        attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype)], dim=1)
+        out = model(input_ids=ids[-1][:, None], attention_mask=attn, position_ids=nxt[:, None],
+                    past_key_values=past, use_cache=True)
+        past, logits, nxt = out.past_key_values, out.logits[:, -1], nxt + 1
+    return torch.stack(ids, 1), torch.stack(mask, 1).long(), ~done
+
+
+def completion_logprobs(model, batch: Batch, temperature: float = 1.0, return_logits=False):
+    """log pi(o_t | q, o_<t) of each completion token: [B, T] (and the logits [B, T, V])."""
+    ids = torch.cat([batch.prompt_ids, batch.completion_ids], 1)  # [B, P+T]
+    attn = torch.cat([batch.prompt_mask, batch.completion_mask], 1)  # [B, P+T]
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    P = batch.prompt_ids.shape[1]
+    logits = model(input_ids=ids, attention_mask=attn, position_ids=pos).logits[:, P - 1:-1]
+    logp = token_logprobs(logits, batch.completion_ids, temperature)  # [B, T]
+    return (logp, logits) if return_logits else logp
+
+
+def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
+            temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
+            generator: torch.Generator | None = None) -> Batch:
+    """Sample one completion per prompt (repeat prompts for a group) and decode them."""
+    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    was_training = model.training
+    model.eval()
+    ids, mask, truncated = sample(
+        model, enc["input_ids"], enc["attention_mask"], max_completion_length,
+        tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator)
+    model.train(was_training)
+    texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
+    return Batch(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts), texts)

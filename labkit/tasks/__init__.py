@@ -1,0 +1,27 @@
+"""Synthetic verifiable tasks: prompts, answers, a verifier and a train/held-out split.
+
+No hub, no downloads: every task is generated in code from a seed, so a run is reproducible
+offline. ``get_task(name)`` returns a :class:`Task`.
+"""
+
+from labkit.tasks.arithmetic import Addition
+from labkit.tasks.base import Task
+
+TASKS = {"addition": Addition}
+
+
+def get_task(name: str = "addition", **kwargs) -> Task:
+    """The task called ``name`` (see ``labkit.tasks.TASKS``).
+
+    >>> get_task("addition").name
+    'addition'
+    """
+    if isinstance(name, Task):
+        return name
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}: choose one of {sorted(TASKS)} "
+                         "or pass a labkit.tasks.Task instance")
+    return TASKS[name](**kwargs)
+
+
+__all__ = ["Addition", "Task", "TASKS", "get_task"]

@@ -1,0 +1,37 @@
+"""The Task protocol: what a verifiable task gives the trainer and the rewards."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+
+@dataclass
+class Example:
+    """One prompt with its reference answer (a column the reward functions receive)."""
+
+    prompt: str
+    answer: str
+
+
+class Task:
+    """A verifiable task: a train split to sample prompts from, a held-out split to evaluate on.
+
+    Subclasses fill ``self.train`` and ``self.heldout`` (lists of :class:`Example`) and define
+    ``verify(completion, answer) -> bool``.
+    """
+
+    name = "task"
+    train: list[Example]
+    heldout: list[Example]
+
+    def verify(self, completion: str, answer: str) -> bool:
+        raise NotImplementedError
+
+    def sample_prompts(self, n: int, rng: random.Random) -> list[Example]:
+        """``n`` training examples drawn uniformly with replacement."""
+        return [rng.choice(self.train) for _ in range(n)]
+
+    def columns(self, examples: list[Example]) -> dict[str, list]:
+        """Dataset columns passed to reward functions as ``**columns`` (TRL's convention)."""
+        return {"prompts": [e.prompt for e in examples], "answer": [e.answer for e in examples]}
