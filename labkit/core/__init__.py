@@ -11,17 +11,36 @@ from labkit.core.advantages import (
     rloo_advantages,
     whiten,
 )
+from labkit.core.kl import (
+    kl_estimate,
+    kl_exact,
+    kl_k1,
+    kl_k2,
+    kl_k3,
+    kl_k3_is,
+    kl_k3_st,
+)
 from labkit.core.logprobs import entropy_from_logits, masked_mean, masked_sum, token_logprobs
+from labkit.core.policy import policy_loss, token_weights
 
 __all__ = [
     "discounted_returns",
     "entropy_from_logits",
     "gae",
     "group_advantages",
+    "kl_estimate",
+    "kl_exact",
+    "kl_k1",
+    "kl_k2",
+    "kl_k3",
+    "kl_k3_is",
+    "kl_k3_st",
     "masked_mean",
     "masked_sum",
+    "policy_loss",
     "reinforce_advantages",
     "rloo_advantages",
     "token_logprobs",
+    "token_weights",
     "whiten",
 ]
