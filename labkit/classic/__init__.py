@@ -22,6 +22,7 @@ from labkit.classic.dp import (
     q_from_v,
     value_iteration,
 )
+from labkit.classic.dqn import DQNConfig, dqn_loss, greedy_return, q_table, train_dqn
 from labkit.classic.envs import (
     TabularMDP,
     cliff_walking,
@@ -29,6 +30,16 @@ from labkit.classic.envs import (
     frozen_lake,
     gridworld,
     random_walk,
+)
+from labkit.classic.pg import ADVANTAGES, Batch, PGConfig, advantages, pg_loss, rollout, train_pg
+from labkit.classic.pg_analysis import (
+    estimator_stats,
+    exact_gradient,
+    exact_objective,
+    exact_values,
+    gae_lambda_sweep,
+    gradient_variance,
+    per_episode_gradients,
 )
 from labkit.classic.prediction import (
     Episode,
@@ -42,31 +53,50 @@ from labkit.classic.prediction import (
 )
 
 __all__ = [
+    "ADVANTAGES",
+    "Batch",
     "ControlConfig",
+    "DQNConfig",
     "Episode",
+    "PGConfig",
     "TabularMDP",
+    "advantages",
     "bandit_testbed",
     "bias_variance",
     "cliff_walking",
+    "dqn_loss",
     "epsilon_greedy",
     "epsilon_greedy_probs",
+    "estimator_stats",
     "estimators",
+    "exact_gradient",
+    "exact_objective",
+    "exact_values",
     "from_gym",
     "frozen_lake",
+    "gae_lambda_sweep",
+    "gradient_variance",
     "greedy",
     "greedy_path",
+    "greedy_return",
     "gridworld",
     "mc_prediction",
     "nstep_td_prediction",
+    "per_episode_gradients",
+    "pg_loss",
     "policy_evaluation",
     "policy_iteration",
     "q_from_v",
+    "q_table",
     "random_walk",
+    "rollout",
     "run_bandit",
     "sample_episode",
     "td0_prediction",
     "td_control",
     "td_lambda_prediction",
     "td_target",
+    "train_dqn",
+    "train_pg",
     "value_iteration",
 ]

@@ -1,0 +1,196 @@
+"""DQN on a gridworld: a small network for Q(s, a; theta), experience replay, a target network.
+
+Mnih et al. 2015 (Nature 518, "Human-level control through deep reinforcement learning");
+the seed's DQN slide (002); cleanrl's ``dqn.py`` for the loop. The loss is the squared TD error
+
+    L(theta) = E_(s,a,r,s')~D [(r + gamma (1 - done) max_a' Q(s', a'; theta^-) - Q(s, a; theta))^2]
+
+Two switches remove each piece: ``replay=False`` learns from the newest transition only (no
+buffer D, consecutive correlated samples); ``target_network=False`` uses theta itself in the
+target (theta^- = theta), the target moves with every step. The state is one-hot.
+Shape letters: B batch, S states, A actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from labkit.classic.envs import TabularMDP
+
+
+@dataclass
+class DQNConfig:
+    """DQN hyper-parameters (names as in cleanrl's dqn.py where it has them)."""
+
+    total_timesteps: int = 3000  # environment steps
+    learning_rate: float = 1e-3  # Adam
+    gamma: float = 0.9  # discount
+    batch_size: int = 32  # transitions per update (1 when replay is off)
+    buffer_size: int = 5000  # replay memory D
+    learning_starts: int = 200  # random-ish steps before the first update
+    target_network_frequency: int = 100  # steps between theta^- <- theta
+    start_e: float = 1.0  # epsilon at step 0
+    end_e: float = 0.05  # epsilon after exploration_steps
+    exploration_steps: int = 1500  # linear decay of epsilon
+    hidden: int = 64  # width of the two hidden layers
+    max_episode_steps: int = 50  # episodes are cut here (a time limit, not a terminal)
+    replay: bool = True  # False: no buffer, learn from the newest transition
+    target_network: bool = True  # False: bootstrap from the online network theta
+    seed: int = 0
+
+    def __post_init__(self):
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
+        if not 0.0 <= self.end_e <= self.start_e <= 1.0:
+            raise ValueError("need 0 <= end_e <= start_e <= 1 (epsilon schedule)")
+        for name in ("total_timesteps", "batch_size", "buffer_size", "target_network_frequency",
+                     "exploration_steps", "hidden", "max_episode_steps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1; got {getattr(self, name)}")
+        if self.learning_rate <= 0:
+            raise ValueError(f"learning_rate must be > 0; got {self.learning_rate}")
+
+
+def q_network(n_states: int, n_actions: int, hidden: int = 64) -> torch.nn.Module:
+    """Q(s, .; theta): one-hot state [B, S] -> action values [B, A]."""
+    return torch.nn.Sequential(
+        torch.nn.Linear(n_states, hidden), torch.nn.ReLU(),
+        torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
+        torch.nn.Linear(hidden, n_actions),
+    )
+
+
+def dqn_loss(q: torch.Tensor, a: torch.Tensor, r: torch.Tensor, done: torch.Tensor,
+             q_next: torch.Tensor, gamma: float) -> tuple[torch.Tensor, dict]:
+    """Squared TD error, y = r + gamma (1 - done) max_a' q_next(s', a') (no gradient through y).
+
+    q: [B, A] Q(s, .; theta); a, r, done: [B]; q_next: [B, A] from theta^- (or theta).
+
+    >>> q = torch.tensor([[1., 2.]], requires_grad=True)
+    >>> loss, stats = dqn_loss(q, torch.tensor([1]), torch.tensor([1.]), torch.tensor([0.]),
+    ...                        torch.tensor([[0., 4.]]), gamma=0.5)
+    >>> loss.item(), stats["td_abs"]  # y = 1 + 0.5 * 4 = 3, Q(s, 1) = 2
+    (1.0, 1.0)
+    """
+    y = r + gamma * (1.0 - done) * q_next.detach().max(-1).values  # [B]
+    q_sa = q.gather(1, a.long()[:, None]).squeeze(1)  # [B]
+    td = y - q_sa  # [B]
+    return (td**2).mean(), {"td_abs": td.abs().mean().item(), "q_mean": q_sa.mean().item()}
+
+
+class ReplayBuffer:
+    """A ring buffer D of transitions (s, a, r, s', done), sampled uniformly."""
+
+    def __init__(self, size: int):
+        self.size, self.n, self.i = size, 0, 0
+        self.data = np.zeros((size, 5))  # [N, 5]: s, a, r, s', done
+
+    def add(self, s: int, a: int, r: float, s2: int, done: bool) -> None:
+        self.data[self.i] = (s, a, r, s2, done)
+        self.i, self.n = (self.i + 1) % self.size, min(self.n + 1, self.size)
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> np.ndarray:
+        return self.data[rng.integers(self.n, size=batch_size)]  # [B, 5]
+
+
+def _epsilon(cfg: DQNConfig, step: int) -> float:
+    frac = min(step / cfg.exploration_steps, 1.0)
+    return cfg.start_e + frac * (cfg.end_e - cfg.start_e)
+
+
+def _update(net, target, opt, batch: np.ndarray, cfg: DQNConfig, eye: torch.Tensor) -> dict:
+    s, a, r, s2, done = (torch.as_tensor(batch[:, i]) for i in range(5))  # each [B]
+    q = net(eye[s.long()])  # [B, A]
+    with torch.no_grad():
+        q_next = (target if cfg.target_network else net)(eye[s2.long()])  # [B, A]
+    loss, stats = dqn_loss(q, a, r.float(), done.float(), q_next, cfg.gamma)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return {"loss": loss.item(), **stats}
+
+
+def train_dqn(mdp: TabularMDP, cfg: DQNConfig, Q_star: np.ndarray | None = None,
+              callback: Callable[[int, dict], None] | None = None, every: int = 250
+              ) -> tuple[torch.nn.Module, dict]:
+    """Train DQN for cfg.total_timesteps steps; returns (network, stats).
+
+    stats: "returns" and "episode_end" (step) per episode, "loss" per update, and, every
+    ``every`` steps, "eval_step" with "q_error" (mean |Q(s,a; theta) - Q*(s,a)| over reachable
+    non-terminal states, when ``Q_star`` is given). ``callback(step, stats)`` runs then too.
+
+    >>> from labkit.classic.envs import gridworld
+    >>> net, stats = train_dqn(gridworld(), DQNConfig(total_timesteps=300))
+    >>> len(stats["loss"]) > 0
+    True
+    """
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    eye = torch.eye(mdp.n_states)  # [S, S] one-hot features
+    net = q_network(mdp.n_states, mdp.n_actions, cfg.hidden)
+    target = q_network(mdp.n_states, mdp.n_actions, cfg.hidden)
+    target.load_state_dict(net.state_dict())
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate)
+    D = ReplayBuffer(cfg.buffer_size if cfg.replay else 1)
+    stats = {"returns": [], "episode_end": [], "loss": [], "eval_step": [], "q_error": []}
+    s, G, t = mdp.reset(rng), 0.0, 0
+    for step in range(1, cfg.total_timesteps + 1):
+        if rng.random() < _epsilon(cfg, step):
+            a = int(rng.integers(mdp.n_actions))
+        else:
+            with torch.no_grad():
+                a = int(net(eye[s]).argmax())
+        s2, r, done = mdp.step(s, a, rng)
+        D.add(s, a, r, s2, done)
+        G, t, s = G + r, t + 1, s2
+        if done or t >= cfg.max_episode_steps:  # a time limit is not a terminal: keep done=0
+            stats["returns"].append(G), stats["episode_end"].append(step)
+            s, G, t = mdp.reset(rng), 0.0, 0
+        if step >= cfg.learning_starts:
+            batch = D.sample(cfg.batch_size, rng) if cfg.replay else D.data[:1]
+            stats["loss"].append(_update(net, target, opt, batch, cfg, eye)["loss"])
+        if cfg.target_network and step % cfg.target_network_frequency == 0:
+            target.load_state_dict(net.state_dict())  # theta^- <- theta
+        if step % every == 0 or step == cfg.total_timesteps:
+            _evaluate(net, mdp, Q_star, step, stats, eye)
+            if callback is not None:
+                callback(step, stats)
+    return net, stats
+
+
+def _evaluate(net, mdp: TabularMDP, Q_star, step: int, stats: dict, eye: torch.Tensor) -> None:
+    stats["eval_step"].append(step)
+    if Q_star is not None:
+        with torch.no_grad():
+            Q = net(eye).numpy()  # [S, A]
+        live = mdp.reachable & ~mdp.terminal  # [S]
+        stats["q_error"].append(float(np.abs(Q - Q_star)[live].mean()))
+
+
+def q_table(net: torch.nn.Module, n_states: int) -> np.ndarray:
+    """The network's Q(s, a) for every one-hot state: [S, A] (for plots and greedy paths)."""
+    with torch.no_grad():
+        return net(torch.eye(n_states)).numpy()
+
+
+def greedy_return(mdp: TabularMDP, Q: np.ndarray, gamma: float, max_steps: int = 100) -> float:
+    """Discounted return of the greedy policy argmax_a Q in a deterministic MDP, from s_0.
+
+    Equals V*(s_0) exactly when the greedy policy is optimal.
+
+    >>> from labkit.classic.envs import random_walk
+    >>> greedy_return(random_walk(), np.array([[0., 1.]] * 7), gamma=0.5)  # 3 steps right
+    0.25
+    """
+    rng = np.random.default_rng(0)
+    s, G = int(mdp.p0.argmax()), 0.0
+    for t in range(max_steps):
+        s, r, done = mdp.step(s, int(Q[s].argmax()), rng)
+        G += gamma**t * r
+        if done:
+            break
+    return G
