@@ -21,10 +21,14 @@ from labkit.core.kl import (
     kl_k3_st,
 )
 from labkit.core.logprobs import entropy_from_logits, masked_mean, masked_sum, token_logprobs
+from labkit.core.losses import value_loss
 from labkit.core.policy import policy_loss, token_weights
+from labkit.core.preference import bradley_terry_loss, dpo_loss
 
 __all__ = [
+    "bradley_terry_loss",
     "discounted_returns",
+    "dpo_loss",
     "entropy_from_logits",
     "gae",
     "group_advantages",
@@ -42,5 +46,6 @@ __all__ = [
     "rloo_advantages",
     "token_logprobs",
     "token_weights",
+    "value_loss",
     "whiten",
 ]

@@ -103,8 +103,9 @@ def kl_exact(logits: torch.Tensor, ref_logits: torch.Tensor) -> torch.Tensor:
     >>> kl_exact(torch.log(torch.tensor([0.5, 0.5])), torch.log(torch.tensor([0.9, 0.1])))
     tensor(0.5108)
     """
-    logq = logits.float().log_softmax(-1)  # [..., V]
-    logp_ref = ref_logits.float().log_softmax(-1)  # [..., V]
+    dtype = torch.promote_types(logits.dtype, torch.float32)  # fp16/bf16 -> fp32, keeps fp64
+    logq = logits.to(dtype).log_softmax(-1)  # [..., V]
+    logp_ref = ref_logits.to(dtype).log_softmax(-1)  # [..., V]
     return (logq.exp() * (logq - logp_ref)).sum(-1)
 
 
