@@ -1,4 +1,5 @@
-"""Schulman's KL-estimator table by Monte Carlo, next to its closed forms and the published numbers.
+"""KL-estimator experiments: Schulman's table by Monte Carlo (next to its closed forms and the
+published numbers), and a bandit that shows KL in the reward vs KL as a loss.
 
 Setting (Schulman, "Approximating KL Divergence", 2020): samples x ~ q = N(0, 1), p = N(mu, 1),
 r = p(x) / q(x), true KL(q || p) = mu^2 / 2. Here q plays pi_theta and p plays pi_ref, so the
@@ -18,7 +19,7 @@ import math
 import pandas as pd
 import torch
 
-from labkit.core.kl import kl_k1, kl_k2, kl_k3
+from labkit.core.kl import kl_k1, kl_k2, kl_k3, kl_k3_st
 
 ESTIMATORS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3}
 # Schulman's published table: (mu, estimator) -> (bias/KL, std/KL)
@@ -82,3 +83,55 @@ def schulman_table(mus=(0.1, 1.0), n: int = 1_000_000, seed: int = 0) -> pd.Data
                 "bias/KL published": pub[0], "std/KL published": pub[1],
             })
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- KL in the reward vs KL as a loss
+
+KL_USES = ("k1 in reward", "k1 as loss", "k2 as loss", "k3 as loss", "k3 x ratio as loss",
+           "k3_st as loss")
+
+
+def _surrogate(theta, ref_logp, reward, beta, use):
+    """A loss whose gradient is the *exact* on-policy expectation E_{y~pi}[grad of use's loss]."""
+    logp = theta.log_softmax(-1)  # [V]
+    q = logp.exp().detach()  # [V] sampling probabilities
+    pg = -(q * reward * logp).sum()  # REINFORCE on the task reward
+    if use == "k1 in reward":  # r - beta k1 as the reward, k1 a number (no gradient)
+        return pg + beta * (q * kl_k1(logp, ref_logp).detach() * logp).sum()
+    if use == "k3 x ratio as loss":
+        return pg + beta * (q * (logp - logp.detach()).exp() * kl_k3(logp, ref_logp)).sum()
+    fn = {"k1 as loss": kl_k1, "k2 as loss": kl_k2, "k3 as loss": kl_k3,
+          "k3_st as loss": kl_k3_st}[use]
+    return pg + beta * (q * fn(logp, ref_logp)).sum()
+
+
+def kl_bandit(
+    reward, ref_probs, beta: float = 0.5, steps: int = 300, lr: float = 2.0
+) -> pd.DataFrame:
+    """Maximise E_pi[r] - beta KL(pi || pi_ref) over a categorical pi = softmax(theta) by exact
+    expected gradients, once per way of putting the KL in (``KL_USES``); start at pi_ref.
+
+    The optimum is pi*(y) = pi_ref(y) exp(r(y) / beta) / Z. Ways whose mean gradient is the
+    reverse-KL gradient (k1 in the reward, k2, k3 x ratio, k3_st) reach it; k1 as a loss has a
+    zero mean gradient (no regularisation); k3 as a loss follows the forward KL(pi_ref || pi).
+    Returns one row per action: r, pi_ref, pi*, and the final pi of each way.
+
+    >>> df = kl_bandit([1.0, 0.0, 0.0], [0.2, 0.4, 0.4], beta=1.0)
+    >>> bool(abs(df["k2 as loss"] - df["pi*"]).max() < 1e-3)
+    True
+    """
+    r = torch.as_tensor(reward, dtype=torch.float64)  # [V]
+    ref = torch.as_tensor(ref_probs, dtype=torch.float64)  # [V]
+    ref_logp = (ref / ref.sum()).log()  # [V]
+    target = (ref_logp + r / beta).softmax(-1)  # [V]: pi*
+    out = {"action": list(range(len(r))), "r": r.tolist(), "pi_ref": ref_logp.exp().tolist(),
+           "pi*": target.tolist()}
+    for use in KL_USES:
+        theta = ref_logp.clone().requires_grad_()
+        opt = torch.optim.SGD([theta], lr=lr)
+        for _ in range(steps):
+            opt.zero_grad()
+            _surrogate(theta, ref_logp, r, beta, use).backward()
+            opt.step()
+        out[use] = theta.detach().softmax(-1).tolist()
+    return pd.DataFrame(out)

@@ -16,7 +16,7 @@ from labkit.core.kl import (
     kl_k3_is,
     kl_k3_st,
 )
-from labkit.kl_table import PUBLISHED, closed_form, schulman_table
+from labkit.kl_table import PUBLISHED, closed_form, kl_bandit, schulman_table
 
 
 def test_hand_values():
@@ -183,3 +183,21 @@ def test_table_separates_k2_bias_at_mu_1():
     assert abs(df.loc["k3", "bias/KL"]) < 0.01 and abs(df.loc["k1", "bias/KL"]) < 0.01
     assert df.loc["k3", "std/KL published"] == 1.70
     assert math.isnan(schulman_table((0.5,), n=1000).loc[0, "std/KL published"])
+
+
+# ---------------------------------------------------------------- KL in the reward vs as a loss
+
+def test_kl_bandit_reaches_the_kl_regularised_optimum_only_with_reverse_kl_gradients():
+    r, ref, beta = [1.0, 0.3, 0.0, -0.5], [0.1, 0.2, 0.3, 0.4], 0.5
+    df = kl_bandit(r, ref, beta=beta)
+    target = torch.tensor(ref).log() + torch.tensor(r) / beta
+    torch.testing.assert_close(torch.tensor(df["pi*"].values), target.double().softmax(-1))
+    for use in ("k1 in reward", "k2 as loss", "k3 x ratio as loss", "k3_st as loss"):
+        assert (df[use] - df["pi*"]).abs().max() < 1e-3, use
+    assert df["k1 as loss"][0] > 0.99  # no regularisation: all mass on the best action
+    # k3 as a loss: stationary point of E_pi[r] - beta KL(pi_ref || pi) (forward KL):
+    # pi_j (r_j - E_pi r) + beta (pi_ref_j - pi_j) = 0
+    pi, rr, q = (torch.tensor(df[c].values) for c in ("k3 as loss", "r", "pi_ref"))
+    residual = pi * (rr - (pi * rr).sum()) + beta * (q - pi)
+    assert residual.abs().max() < 1e-4
+    assert (df["k3 as loss"] - df["pi*"]).abs().max() > 0.05

@@ -1,1 +1,2 @@
 """Pure figure builders: run logs and tensors in, plotly figures out (notebooks, reports, tests)."""
+from labkit.plots import advantages, aggregation, kl  # noqa: F401
