@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from labkit.classic._threads import one_thread
 from labkit.classic.envs import TabularMDP
 
 
@@ -114,6 +115,7 @@ def _update(net, target, opt, batch: np.ndarray, cfg: DQNConfig, eye: torch.Tens
     return {"loss": loss.item(), **stats}
 
 
+@one_thread
 def train_dqn(mdp: TabularMDP, cfg: DQNConfig, Q_star: np.ndarray | None = None,
               callback: Callable[[int, dict], None] | None = None, every: int = 250
               ) -> tuple[torch.nn.Module, dict]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
+from labkit.classic._threads import one_thread
 from labkit.classic.envs import TabularMDP
 from labkit.core.advantages import discounted_returns, gae
 
@@ -144,6 +145,7 @@ class PGConfig:
             raise ValueError("learning_rate and critic_learning_rate must be > 0")
 
 
+@one_thread
 def train_pg(mdp: TabularMDP, cfg: PGConfig,
              callback: Callable[[int, torch.Tensor, torch.Tensor, dict], None] | None = None,
              every: int = 10) -> tuple[torch.Tensor, torch.Tensor, dict]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from labkit.classic._threads import one_thread
 from labkit.classic.envs import TabularMDP
 from labkit.classic.pg import Batch, advantages, rollout
 
@@ -95,6 +96,7 @@ def estimator_stats(grads: torch.Tensor, exact: torch.Tensor) -> dict:
             "se2": var.item() / N, "norm2": (exact**2).sum().item()}
 
 
+@one_thread
 def gradient_variance(mdp: TabularMDP, logits: torch.Tensor, kinds: dict, n_episodes: int = 2000,
                       T: int = 30, gamma: float = 1.0, seed: int = 0) -> dict[str, dict]:
     """Bias and variance of several advantage choices on the same N episodes.
