@@ -44,3 +44,24 @@ def advantages_figure(rewards, num_generations: int) -> go.Figure:
                       xaxis_title="completion (group, index)", yaxis_title="advantage",
                       barmode="group")
     return fig
+
+
+def zero_spread_figure(ps=None, group_sizes=(4, 8, 16), n_groups: int = 2000, seed: int = 0):
+    """Fraction of groups whose advantages are all zero (no learning signal: DAPO's dynamic
+    sampling drops them), for 0/1 rewards with success probability p: simulated with
+    :func:`group_advantages` (markers) and the closed form p^G + (1 - p)^G (lines)."""
+    ps = torch.linspace(0.0, 1.0, 21) if ps is None else torch.as_tensor(ps, dtype=torch.float32)
+    g = torch.Generator().manual_seed(seed)
+    fig = go.Figure()
+    for G in group_sizes:
+        frac = []
+        for p in ps:
+            r = (torch.rand(n_groups * G, generator=g) < p).float()  # [N G]
+            adv = group_advantages(r, G).view(n_groups, G)  # [N, G]
+            frac.append(float((adv == 0).all(-1).float().mean()))
+        fig.add_scatter(x=ps, y=frac, mode="markers", name=f"G = {G} simulated")
+        fig.add_scatter(x=ps, y=ps**G + (1 - ps) ** G, mode="lines", name=f"G = {G}: p^G + (1-p)^G",
+                        line={"dash": "dot"})
+    fig.update_layout(title="Groups with zero spread carry no gradient",
+                      xaxis_title="p = P(reward = 1)", yaxis_title="fraction of groups, all A = 0")
+    return fig
