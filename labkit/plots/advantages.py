@@ -59,8 +59,8 @@ def zero_spread_figure(ps=None, group_sizes=(4, 8, 16), n_groups: int = 2000, se
             r = (torch.rand(n_groups * G, generator=g) < p).float()  # [N G]
             adv = group_advantages(r, G).view(n_groups, G)  # [N, G]
             frac.append(float((adv == 0).all(-1).float().mean()))
-        fig.add_scatter(x=ps, y=frac, mode="markers", name=f"G = {G} simulated")
-        fig.add_scatter(x=ps, y=ps**G + (1 - ps) ** G, mode="lines", name=f"G = {G}: p^G + (1-p)^G",
+        fig.add_scatter(x=ps.numpy(), y=frac, mode="markers", name=f"G = {G} simulated")
+        fig.add_scatter(x=ps.numpy(), y=(ps**G + (1 - ps) ** G).numpy(), mode="lines", name=f"G = {G}: p^G + (1-p)^G",
                         line={"dash": "dot"})
     fig.update_layout(title="Groups with zero spread carry no gradient",
                       xaxis_title="p = P(reward = 1)", yaxis_title="fraction of groups, all A = 0")

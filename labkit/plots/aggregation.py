@@ -35,7 +35,7 @@ def token_weights_figure(lengths, loss_types=LOSS_TYPES_SHOWN, max_completion_le
     fig = make_subplots(rows=1, cols=len(W), subplot_titles=list(loss_types), shared_yaxes=True)
     for j, w in enumerate(W, start=1):
         z = w.masked_fill(mask == 0, float("nan"))  # padding left blank
-        fig.add_heatmap(z=z, zmin=0, zmax=zmax, coloraxis="coloraxis", row=1, col=j,
+        fig.add_heatmap(z=z.numpy(), zmin=0, zmax=zmax, coloraxis="coloraxis", row=1, col=j,
                         hovertemplate="seq %{y}, token %{x}: w = %{z:.4f}<extra></extra>")
     fig.update_yaxes(title_text="sequence (length)", autorange="reversed", row=1, col=1,
                      tickvals=list(range(len(mask))),

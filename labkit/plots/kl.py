@@ -59,8 +59,8 @@ def estimator_curves(lo: float = -4.0, hi: float = 4.0, n: int = 401) -> go.Figu
         k = fn(logp, torch.zeros_like(logp))  # [N]
         (g,) = torch.autograd.grad(k.sum(), logp)
         style = {"color": COLORS[name]}
-        fig.add_scatter(x=log_r, y=k.detach(), name=name, line=style, row=1, col=1)
-        fig.add_scatter(x=log_r, y=g, name=f"d{name}", line={**style, "dash": "dot"},
+        fig.add_scatter(x=log_r.numpy(), y=k.detach().numpy(), name=name, line=style, row=1, col=1)
+        fig.add_scatter(x=log_r.numpy(), y=g.numpy(), name=f"d{name}", line={**style, "dash": "dot"},
                         row=1, col=2, showlegend=False)
     fig.update_xaxes(title_text="log r = log pi_ref - log pi_theta")
     fig.update_layout(title="KL estimators per sampled token")
@@ -76,10 +76,11 @@ def k3_large_ratio_figure(hi: float = 120.0, n: int = 481) -> go.Figure:
     naive = (r32.exp() - 1 - r32).double()  # [N], inf past 88.7
     ours = kl_k3(-log_r.float(), torch.zeros(n)).double()  # [N]
     fig = go.Figure()
-    fig.add_scatter(x=log_r, y=exact, name="exact k3 (float64)", line={"color": "black"})
-    fig.add_scatter(x=log_r, y=naive.where(naive.isfinite(), torch.nan), name="naive float32",
+    x = log_r.numpy()
+    fig.add_scatter(x=x, y=exact.numpy(), name="exact k3 (float64)", line={"color": "black"})
+    fig.add_scatter(x=x, y=naive.where(naive.isfinite(), torch.nan).numpy(), name="naive float32",
                     line={"dash": "dash"})
-    fig.add_scatter(x=log_r, y=ours, name="labkit kl_k3 (float32, clamped)", line={"width": 3})
+    fig.add_scatter(x=x, y=ours.numpy(), name="labkit kl_k3 (float32, clamped)", line={"width": 3})
     fig.add_vline(x=LOG_RATIO_MAX, line_dash="dot", line_color="gray",
                   annotation_text=f"clamp: log r = {LOG_RATIO_MAX:g}")
     fig.update_layout(title="k3 = r - 1 - log r explodes like e^{log r}",
