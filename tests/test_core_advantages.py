@@ -180,3 +180,15 @@ def test_whiten():
     torch.testing.assert_close(pop.pow(2).mean(), torch.tensor(1.0), atol=1e-5, rtol=0)
     assert torch.isfinite(whiten(x, torch.zeros(3, 6))).all()
     assert torch.equal(whiten(torch.tensor([5.0]), torch.tensor([1.0])), torch.tensor([0.0]))
+
+
+def test_dtypes_are_kept():
+    r, v, mask, nv = random_episodes(2)
+    A, ret = gae(r.double(), v.double(), mask.bool(), 0.97, 0.9, next_value=nv.double())
+    assert A.dtype == ret.dtype == torch.float64
+    expected = gae_by_definition(r.double(), v.double(), mask, 0.97, 0.9, nv.double())
+    torch.testing.assert_close(A, expected, atol=1e-12, rtol=1e-12)
+    assert discounted_returns(r.double(), mask, 0.9).dtype == torch.float64
+    assert group_advantages(torch.tensor([1, 0, 0, 1]), 4).dtype == torch.float32  # ints -> float
+    assert group_advantages(torch.ones(4, dtype=torch.float64), 2).dtype == torch.float64
+    assert reinforce_advantages(torch.tensor([1.0, 0.0]), 2, "batch_mean").dtype == torch.float32

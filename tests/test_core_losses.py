@@ -270,3 +270,16 @@ def test_bradley_terry():
     loss, _ = bradley_terry_loss(torch.tensor([1.0]), torch.tensor([0.0]), margin=torch.tensor([1.0]))
     assert loss.item() == pytest.approx(math.log(2))
     assert torch.isfinite(bradley_terry_loss(torch.tensor([-1e4]), torch.tensor([1e4]))[0])
+
+
+def test_single_token_sequences():
+    logp = torch.tensor([[-0.5], [-2.0]], requires_grad=True)
+    old = logp.detach() + torch.tensor([[0.1], [-0.1]])
+    for lt in LOSS_TYPES:
+        for level in ("token", "sequence"):
+            loss, st = policy_loss(logp, old, torch.tensor([1.0, -1.0]), torch.ones(2, 1),
+                                   loss_type=lt, importance_sampling_level=level,
+                                   ref_logp=logp.detach() - 1, beta=0.1, **kwargs_for(lt))
+            (g,) = torch.autograd.grad(loss, logp)
+            assert torch.isfinite(loss) and torch.isfinite(g).all() and (g != 0).all()
+            assert st["kl/k1"].item() == pytest.approx(1.0)

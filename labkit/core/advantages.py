@@ -41,7 +41,7 @@ def _grouped(rewards: torch.Tensor, num_generations: int) -> torch.Tensor:
             f"rewards must be 1-D with a length divisible by num_generations={num_generations}; "
             f"got shape {tuple(rewards.shape)}. Lay out the G completions of a prompt together."
         )
-    return rewards.float().view(-1, num_generations)  # [B/G, G]
+    return rewards.to(_dtype(rewards)).view(-1, num_generations)  # [B/G, G]
 
 
 def group_advantages(
@@ -121,12 +121,17 @@ def reinforce_advantages(
         return rloo_advantages(rewards, num_generations)
     if baseline == "group_mean":
         return (r - r.mean(1, keepdim=True)).reshape(-1)  # [B]
-    b = r.mean() if baseline == "batch_mean" else torch.zeros(())
+    b = r.mean() if baseline == "batch_mean" else 0.0
     return (r - b).reshape(-1)  # [B]
 
 
-def _check_prefix(mask: torch.Tensor) -> torch.Tensor:
-    mask = mask.float()  # [B, T]
+def _dtype(x: torch.Tensor) -> torch.dtype:
+    """At least float32 (ints, bf16 -> float32); float64 stays float64."""
+    return torch.promote_types(x.dtype, torch.float32)
+
+
+def _check_prefix(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    mask = mask.to(dtype)  # [B, T]
     if mask.dim() != 2 or (mask[:, 1:] > mask[:, :-1]).any():
         raise ValueError(
             "mask must be [B, T] with the valid steps of each row a prefix (1...1 0...0); "
@@ -158,14 +163,16 @@ def gae(
     >>> A, R
     (tensor([[0.5000, 0.5000]]), tensor([[1., 1.]]))
     """
-    mask = _check_prefix(mask)  # [B, T]
-    rewards, values = rewards.float() * mask, values.float() * mask  # [B, T]
+    dtype = torch.promote_types(_dtype(rewards), values.dtype)
+    mask = _check_prefix(mask, dtype)  # [B, T]
+    rewards, values = rewards.to(dtype) * mask, values.to(dtype) * mask  # [B, T]
     B, T = rewards.shape
-    v_end = torch.zeros(B) if next_value is None else next_value.float().reshape(B)  # [B]
-    adv = torch.zeros(B, T)  # [B, T]
-    a_next = torch.zeros(B)  # [B]: A_{t+1}, 0 past the valid prefix
+    zeros = rewards.new_zeros(B)  # [B]
+    v_end = zeros if next_value is None else next_value.to(dtype).reshape(B)  # [B]
+    adv = rewards.new_zeros(B, T)  # [B, T]
+    a_next = zeros  # [B]: A_{t+1}, 0 past the valid prefix
     for t in reversed(range(T)):
-        m_next = mask[:, t + 1] if t + 1 < T else torch.zeros(B)  # [B]: is t+1 still valid?
+        m_next = mask[:, t + 1] if t + 1 < T else zeros  # [B]: is t+1 still valid?
         v_next = m_next * values[:, t + 1 if t + 1 < T else t] + (1 - m_next) * v_end  # [B]
         delta = rewards[:, t] + gamma * v_next - values[:, t]  # [B]
         a_next = (delta + gamma * lam * m_next * a_next) * mask[:, t]  # [B]
@@ -182,11 +189,11 @@ def discounted_returns(rewards: torch.Tensor, mask: torch.Tensor, gamma: float) 
     >>> discounted_returns(torch.tensor([[1., 0., 2., 5.]]), torch.tensor([[1, 1, 1, 0]]), 0.5)
     tensor([[1.5000, 1.0000, 2.0000, 0.0000]])
     """
-    mask = _check_prefix(mask)  # [B, T]
-    rewards = rewards.float() * mask  # [B, T]
+    mask = _check_prefix(mask, _dtype(rewards))  # [B, T]
+    rewards = rewards.to(mask.dtype) * mask  # [B, T]
     B, T = rewards.shape
-    out = torch.zeros(B, T)  # [B, T]
-    g = torch.zeros(B)  # [B]
+    out = rewards.new_zeros(B, T)  # [B, T]
+    g = rewards.new_zeros(B)  # [B]
     for t in reversed(range(T)):
         g = rewards[:, t] + gamma * g  # [B]; rewards past the prefix are 0
         out[:, t] = g
