@@ -1,13 +1,27 @@
 """labkit: a Jupyter-first lab for reinforcement learning on language models.
 
-Notebooks write ``import labkit as lk``. The math lives in :mod:`labkit.core` (pure torch),
-the training loop in :mod:`labkit.trainer`, figures in :mod:`labkit.plots`.
+Notebooks write ``import labkit as lk``. The math lives in :mod:`labkit.core` (pure torch) and
+is re-exported here (``lk.kl_k3``, ``lk.policy_loss``, ...); the training loop is
+:class:`GRPOTrainer`; figures are in :mod:`labkit.plots`; classic RL in :mod:`labkit.classic`.
 """
 
-from labkit import classic, testing  # noqa: F401  (lk.classic.*, lk.testing.check)
-from labkit.core import *  # re-export the math: lk.gae, lk.kl_k3, lk.policy_loss, ...
+from labkit import classic, core, plots, testing
+from labkit.config import GRPOConfig
+from labkit.core import *
+from labkit.evaluate import accuracy
+from labkit.models import load_policy
+from labkit.report import report
+from labkit.rewards import digit_partial, exact_match, length_target
+from labkit.runlog import RunLog, load_run
+from labkit.tasks import get_task
+from labkit.trainer import GRPOTrainer
 from labkit.utils import fast_mode, pick, set_seed, show_source
 
 __version__ = "0.1.0"
 
-__all__ = ["fast_mode", "pick", "set_seed", "show_source"]
+__all__ = [
+    "GRPOConfig", "GRPOTrainer", "RunLog", "accuracy", "classic", "core", "digit_partial",
+    "exact_match", "fast_mode", "get_task", "length_target", "load_policy", "load_run", "pick",
+    "plots", "report", "set_seed", "show_source", "testing",
+]
+__all__ += core.__all__

@@ -1,6 +1,5 @@
 """Every lab runs headless, top to bottom, in fast mode (LABKIT_FAST=1)."""
 
-import os
 import pathlib
 
 import nbformat

@@ -1,0 +1,80 @@
+"""Step time of labkit's GRPO loop against TRL's GRPOTrainer on identical work, in one run.
+
+Same tiny policy (the shipped cold-start checkpoint), same seed, 8 prompts x 8 generations,
+completion length 4 tokens, loss_type "dapo", beta 0.04 (both keep a frozen reference model),
+exact-match reward, lr 3e-4. labkit records all its diagnostics (4 completions of per-token
+tensors a step, every sample). Prints the median seconds per step of each, skipping warm-up,
+and the ratio labkit / TRL (target <= 1.0).
+
+    .venv/bin/python benchmarks/grpo_step_vs_trl.py [--steps 40]
+"""
+
+import argparse
+import statistics
+import tempfile
+import time
+
+import torch
+
+import labkit as lk
+
+P, G, L = 8, 8, 4
+
+
+def labkit_step_times(steps: int) -> list[float]:
+    tr = lk.GRPOTrainer("tiny", reward_funcs=["exact_match"], max_steps=steps, seed=0,
+                        num_generations=G, prompts_per_step=P, max_completion_length=L,
+                        loss_type="dapo", beta=0.04, learning_rate=3e-4, diagnostics=4)
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        tr.step()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def trl_step_times(steps: int) -> list[float]:
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    task = lk.get_task("addition")
+    data = Dataset.from_dict({"prompt": [e.prompt for e in task.train],
+                              "answer": [e.answer for e in task.train]})
+    times, last = [], [None]
+
+    class Clock(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            last[0] = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kw):
+            times.append(time.perf_counter() - last[0])
+
+    with tempfile.TemporaryDirectory() as out:
+        args = GRPOConfig(output_dir=out, bf16=False, use_cpu=True, report_to=[], seed=0,
+                          activation_checkpointing=False, per_device_train_batch_size=P * G,
+                          num_generations=G, max_completion_length=L, loss_type="dapo",
+                          beta=0.04, learning_rate=3e-4, max_steps=steps, logging_steps=10**6,
+                          save_strategy="no", temperature=1.0, disable_tqdm=True)
+        trainer = GRPOTrainer(model=str(lk.models.BUILTIN["tiny"]), reward_funcs=lk.exact_match,
+                              args=args, train_dataset=data, callbacks=[Clock()],
+                              processing_class=lk.load_policy("tiny")[1])
+        trainer.train()
+    return times
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--warmup", type=int, default=5)
+    args = ap.parse_args()
+    print(f"torch threads: {torch.get_num_threads()}")
+    ours = statistics.median(labkit_step_times(args.steps)[args.warmup:])
+    theirs = statistics.median(trl_step_times(args.steps)[args.warmup:])
+    print(f"labkit GRPO step: {ours * 1000:.1f} ms (median, {P}x{G}, all diagnostics)")
+    print(f"TRL GRPOTrainer step: {theirs * 1000:.1f} ms (median, same work)")
+    print(f"ratio labkit/TRL: {ours / theirs:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""The run log: every step's metrics and every sample, on disk as the run goes.
+
+A run folder ``runs/<name>/`` holds ``config.json``, ``metrics.jsonl`` (one line per step),
+``samples.jsonl`` (one line per completion: prompt, completion, each reward, advantage, length,
+truncated, correct) and ``tokens.jsonl`` (per-token diagnostics of a few completions a step).
+Each line is flushed when written, so a crash or a failing reward function loses nothing that
+was logged. Plots and widgets read a RunLog; they never reach into the trainer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+import threading
+
+import pandas as pd
+
+FILES = {"metrics": "metrics.jsonl", "samples": "samples.jsonl", "tokens": "tokens.jsonl"}
+
+
+def runs_root() -> pathlib.Path:
+    """Where runs go: ``$LABKIT_RUNS`` if set, else ``./runs``."""
+    return pathlib.Path(os.environ.get("LABKIT_RUNS", "runs"))
+
+
+def _clean(v):
+    """JSON-safe: NaN/inf become None, tensors and numpy scalars become Python numbers."""
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, (list, tuple)):
+        return [_clean(x) for x in v]
+    return v
+
+
+class RunLog:
+    """Records of one run, kept in memory and appended to ``path`` (None: memory only)."""
+
+    def __init__(self, path: str | os.PathLike | None = None, config: dict | None = None):
+        self.path = pathlib.Path(path) if path is not None else None
+        self.config = dict(config or {})
+        self.records = {k: [] for k in FILES}
+        self.lock = threading.Lock()
+        self._files = {}
+        if self.path is not None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            (self.path / "config.json").write_text(json.dumps(self.config, indent=1, default=str))
+            # kept open for the life of the run (closed by close()), one flush per record
+            self._files = {k: open(self.path / f, "w") for k, f in FILES.items()}  # noqa: SIM115
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path is not None else "run"
+
+    def log(self, kind: str, rows: list[dict]) -> None:
+        rows = [{k: _clean(v) for k, v in r.items()} for r in rows]
+        with self.lock:
+            self.records[kind].extend(rows)
+            if kind in self._files:
+                f = self._files[kind]
+                f.writelines(json.dumps(r) + "\n" for r in rows)
+                f.flush()
+
+    def log_step(self, metrics: dict, samples: list[dict] = (), tokens: list[dict] = ()) -> None:
+        """One step: its metrics (must hold ``step``), its samples and token diagnostics."""
+        self.log("samples", list(samples))
+        self.log("tokens", list(tokens))
+        self.log("metrics", [metrics])
+
+    def frame(self, kind: str) -> pd.DataFrame:
+        with self.lock:
+            return pd.DataFrame(list(self.records[kind]))
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """One row per step; columns are the metric keys (``reward/mean``, ``kl/k3``, ...)."""
+        return self.frame("metrics")
+
+    @property
+    def samples(self) -> pd.DataFrame:
+        """One row per completion, with its step."""
+        return self.frame("samples")
+
+    @property
+    def tokens(self) -> pd.DataFrame:
+        """One row per recorded completion, per-token lists in its columns."""
+        return self.frame("tokens")
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files = {}
+
+    def __repr__(self) -> str:
+        return f"RunLog({str(self.path)!r}, steps={len(self.records['metrics'])})"
+
+
+def load_run(path: str | os.PathLike) -> RunLog:
+    """Read a run folder written by the trainer (also one still being written).
+
+    ``path`` may be a folder or a run name under :func:`runs_root`.
+    """
+    p = pathlib.Path(path)
+    if not p.exists() and (runs_root() / p).exists():
+        p = runs_root() / p
+    if not (p / "config.json").exists():
+        raise FileNotFoundError(f"{p} is not a run folder (no config.json); runs live under "
+                                f"{runs_root()}/<name>")
+    log = RunLog(None, json.loads((p / "config.json").read_text()))
+    log.path = p
+    for kind, fname in FILES.items():
+        f = p / fname
+        if f.exists():  # a partly written last line (a killed run) is skipped
+            for line in f.read_text().splitlines():
+                try:
+                    log.records[kind].append(json.loads(line))
+                except json.JSONDecodeError:
+                    pass
+    return log
