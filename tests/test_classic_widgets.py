@@ -1,5 +1,7 @@
 """Classic explorers without a browser: construct, set .value, .click(), read the figure."""
 
+import json
+
 import numpy as np
 
 from labkit.classic import frozen_lake, gridworld, value_iteration
@@ -9,6 +11,12 @@ from labkit.widgets.classic import (
     TDControlExplorer,
     ValueIterationExplorer,
 )
+
+
+def _json_safe(fig):
+    """A FigureWidget's state goes to the browser as strict JSON: a NaN makes the message fail."""
+    state = {k: v for k, v in fig.get_state().items() if not isinstance(v, bytes | memoryview)}
+    json.dumps(state, allow_nan=False, default=str)
 
 
 def test_value_iteration_explorer_follows_the_sweep_slider():
@@ -23,6 +31,7 @@ def test_value_iteration_explorer_follows_the_sweep_slider():
     assert len(w.fig.data[1].text) == 11  # one arrow per non-terminal cell
     w.gamma.value = 0.5
     assert np.array(w.fig.data[0].z, dtype=float)[0, 0] < V[0]
+    _json_safe(w.fig)
 
 
 def test_td_control_explorer_runs_and_draws():
@@ -36,6 +45,7 @@ def test_td_control_explorer_runs_and_draws():
     assert len(w.fig.data[1].text) > 0  # arrows
     assert w.fig.data[2].x[0] == 0  # greedy path starts at the start cell (column 0)
     assert "sarsa: episode 60/60" in w.status.value
+    _json_safe(w.fig)
 
 
 def test_prediction_explorer_updates_curves():
@@ -55,3 +65,4 @@ def test_pg_explorer_learns():
     w.run.click()
     curve = np.array(w.fig.data[3 + 2].y, dtype=float)
     assert len(curve) == 30 and curve[-1] > curve[0]
+    _json_safe(w.fig)

@@ -22,7 +22,9 @@ def grid_traces(mdp, V: np.ndarray, policy: np.ndarray | None = None,
     letter instead of an arrow.
     """
     rows, cols = mdp.shape
-    z = np.where(mdp.reachable, V, np.nan).reshape(rows, cols)
+    # None (not NaN) marks blank cells: a FigureWidget's JSON messages cannot carry NaN
+    z = [[float(V[r * cols + c]) if mdp.reachable[r * cols + c] else None for c in range(cols)]
+         for r in range(rows)]
     labels = np.array(mdp.labels if mdp.labels else [""] * mdp.n_states)
     text = [f"{lab}<br>{v:.2f}" if ok else lab for lab, v, ok in zip(labels, V, mdp.reachable,
                                                                        strict=True)]
