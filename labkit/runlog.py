@@ -2,7 +2,8 @@
 
 A run folder ``runs/<name>/`` holds ``config.json``, ``metrics.jsonl`` (one line per step),
 ``samples.jsonl`` (one line per completion: prompt, completion, each reward, advantage, length,
-truncated, correct) and ``tokens.jsonl`` (per-token diagnostics of a few completions a step).
+truncated, correct) and ``tokens.jsonl`` (per-token diagnostics of a few completions a step) and ``events.jsonl``
+(changes made during the run: a new reward function, beta, ...; figures mark them).
 Each line is flushed when written, so a crash or a failing reward function loses nothing that
 was logged. Plots and widgets read a RunLog; they never reach into the trainer.
 """
@@ -17,7 +18,8 @@ import threading
 
 import pandas as pd
 
-FILES = {"metrics": "metrics.jsonl", "samples": "samples.jsonl", "tokens": "tokens.jsonl"}
+FILES = {"metrics": "metrics.jsonl", "samples": "samples.jsonl", "tokens": "tokens.jsonl",
+         "events": "events.jsonl"}
 
 
 def runs_root() -> pathlib.Path:
@@ -69,6 +71,11 @@ class RunLog:
         self.log("samples", list(samples))
         self.log("tokens", list(tokens))
         self.log("metrics", [metrics])
+
+    @property
+    def events(self) -> pd.DataFrame:
+        """Changes made while the run went (``step`` = the last step before the change)."""
+        return self.frame("events")
 
     def frame(self, kind: str) -> pd.DataFrame:
         with self.lock:

@@ -96,6 +96,10 @@ class GRPOTrainer:
             self.scheduler.base_lrs = [new.learning_rate] * len(self.optimizer.param_groups)
             if rewards:
                 self.reward_funcs = rewards
+            changed = dict(changes)
+            if rewards:
+                changed["reward_funcs"] = [reward_name(f) for f, _ in rewards]
+            self.log.log("events", [{"step": self.global_step, "kind": "update", **changed}])
 
     # -- one step ------------------------------------------------------------------------
     def generate(self):

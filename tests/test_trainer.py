@@ -80,6 +80,8 @@ def test_update_is_validated_and_applied_between_steps():
     m = tr.step()
     assert tr.config.beta == 0.1 and "rewards/exact_match/mean" in m
     assert m["lr"] == pytest.approx(1e-4)
+    ev = tr.log.events.iloc[0]
+    assert ev["step"] == 0 and ev["beta"] == 0.1 and ev["reward_funcs"] == ["exact_match"]
 
 
 @pytest.mark.slow

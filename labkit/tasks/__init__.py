@@ -24,4 +24,4 @@ def get_task(name: str = "addition", **kwargs) -> Task:
     return TASKS[name](**kwargs)
 
 
-__all__ = ["Addition", "Task", "TASKS", "get_task"]
+__all__ = ["TASKS", "Addition", "Task", "get_task"]
