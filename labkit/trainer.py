@@ -32,6 +32,11 @@ from labkit.tasks import get_task
 from labkit.utils import set_seed
 
 
+def is_peft(model) -> bool:
+    """True for a ``peft`` PeftModel (it can switch its adapter off: ``disable_adapter()``)."""
+    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
+
+
 class GRPOTrainer:
     """``GRPOTrainer(model="tiny", reward_funcs=[...], task="addition", max_steps=100).train()``.
 
@@ -51,8 +56,12 @@ class GRPOTrainer:
             raise ValueError("model is a module: pass its tokenizer too (tokenizer=...)")
         self.model, self.tokenizer, self.task = model, tokenizer, get_task(task)
         self.reward_funcs = self._check_rewards(reward_funcs, self.config.reward_weights)
-        self.ref_model = frozen_copy(model) if (self.config.beta > 0 or track_kl) else None
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=self.config.learning_rate,
+        wants_ref = self.config.beta > 0 or track_kl
+        # LoRA: pi_ref is the same model with its adapter disabled, not a second copy
+        self.adapter_ref = wants_ref and is_peft(model)
+        self.ref_model = frozen_copy(model) if wants_ref and not self.adapter_ref else None
+        self.params = [p for p in model.parameters() if p.requires_grad]  # LoRA: adapter only
+        self.optimizer = torch.optim.AdamW(self.params, lr=self.config.learning_rate,
                                            weight_decay=self.config.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.rng = random.Random(self.config.seed)
@@ -85,7 +94,7 @@ class GRPOTrainer:
     def update(self, reward_funcs=None, **changes) -> None:
         """Change hyperparameters (validated) or reward functions; applied between steps."""
         new = dataclasses.replace(self.config, **changes)  # __post_init__ refuses bad values
-        if new.beta > 0 and self.ref_model is None:
+        if new.beta > 0 and not self.has_reference:
             raise ValueError("beta > 0 needs a reference model: create the trainer with "
                              "track_kl=True (the default) or beta > 0")
         rewards = self._check_rewards(reward_funcs, new.reward_weights) if reward_funcs else None
@@ -100,6 +109,11 @@ class GRPOTrainer:
             if rewards:
                 changed["reward_funcs"] = [reward_name(f) for f, _ in rewards]
             self.log.log("events", [{"step": self.global_step, "kind": "update", **changed}])
+
+    @property
+    def has_reference(self) -> bool:
+        """True when pi_ref log-probs are computed (a frozen copy or the disabled adapter)."""
+        return self.ref_model is not None or self.adapter_ref
 
     # -- one step ------------------------------------------------------------------------
     def generate(self):
@@ -126,7 +140,10 @@ class GRPOTrainer:
         t = self.config.temperature or 1.0
         if self.config.num_iterations > 1:
             batch.old_logp = completion_logprobs(self.model, batch, t)
-        if self.ref_model is not None:
+        if self.adapter_ref:
+            with self.model.disable_adapter():
+                batch.ref_logp = completion_logprobs(self.model, batch, t)
+        elif self.ref_model is not None:
             batch.ref_logp = completion_logprobs(self.ref_model, batch, t)
 
     def step(self) -> dict:
@@ -157,7 +174,7 @@ class GRPOTrainer:
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             grad_norm = torch.nn.utils.clip_grad_norm_(
-                self.model.parameters(), c.max_grad_norm if c.max_grad_norm > 0 else float("inf"))
+                self.params, c.max_grad_norm if c.max_grad_norm > 0 else float("inf"))
             self.optimizer.step()
             if it == 0:
                 first_stats, first_logp = stats, logp.detach()

@@ -1,0 +1,33 @@
+"""LoRA policies: pi_ref is the same model with the adapter off, only the adapter trains."""
+
+import torch
+from peft import LoraConfig, get_peft_model
+
+import labkit as lk
+from labkit.rollout import completion_logprobs
+
+
+def test_lora_reference_is_the_disabled_adapter_and_only_the_adapter_trains():
+    model, tok = lk.load_policy("tiny")
+    base = {k: v.clone() for k, v in model.state_dict().items()}
+    lora = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0,
+                                            target_modules=["q_proj", "v_proj"]))
+    tr = lk.GRPOTrainer(lora, tokenizer=tok, beta=0.04, num_generations=4, prompts_per_step=4,
+                        learning_rate=1e-2, max_steps=3)
+    assert tr.ref_model is None and tr.adapter_ref  # no second copy of the model
+    n_opt = sum(p.numel() for g in tr.optimizer.param_groups for p in g["params"])
+    assert n_opt == sum(p.numel() for p in lora.parameters() if p.requires_grad) < 20_000
+    tr.train(progress=False)
+    m = tr.log.metrics
+    assert abs(m["kl/k3"].iloc[0]) < 1e-6  # the adapter starts at 0: pi = pi_ref
+    assert m["kl/k3"].iloc[-1] > 0  # the adapter moved the policy away from pi_ref
+    # the base weights did not move, and the disabled-adapter log-probs are the base model's
+    after = lora.get_base_model().state_dict()
+    for k, v in base.items():
+        key = next(a for a in after if a.replace("base_layer.", "") == k)
+        assert torch.equal(after[key], v), k
+    batch, _ = tr.generate()
+    with lora.disable_adapter():
+        ref = completion_logprobs(lora, batch)
+    plain, _ = lk.load_policy("tiny")
+    assert torch.allclose(ref, completion_logprobs(plain, batch), atol=1e-5)
