@@ -25,3 +25,4 @@ __all__ = [
     "plots", "report", "set_seed", "show_source", "testing",
 ]
 __all__ += core.__all__
+from labkit import widgets  # noqa: F401

@@ -1,3 +1,3 @@
 """Pure figure builders: run logs and tensors in, plotly figures out (notebooks, reports, tests)."""
 
-from labkit.plots import advantages, aggregation, kl, training  # noqa: F401
+from labkit.plots import advantages, aggregation, kl, kl_explorer, live, run_step, training  # noqa: F401

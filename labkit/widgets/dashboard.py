@@ -1,0 +1,260 @@
+"""``Dashboard(trainer)``: start, pause, resume, stop a GRPO run and watch it, live.
+
+Training runs in a background thread (``trainer.train`` with a callback), so the kernel keeps
+handling clicks while it goes. Hyperparameter changes go through ``trainer.update``, which takes
+the trainer's lock, so they land between two steps and are logged as events (dotted lines on the
+figure). One ``go.FigureWidget`` (plotly 7 ships its JS bundle with each one) holds all panels
+and is written inside ``batch_update()``: one message per refresh. Widgets carry ``lk-*`` CSS
+classes so a browser test can find them.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import threading
+
+import ipywidgets as W
+import plotly.graph_objects as go
+
+from labkit.config import LOSS_TYPES
+from labkit.plots.live import event_shapes, live_figure, live_series, trace_keys
+
+HPARAMS = ("beta", "epsilon", "epsilon_high", "temperature", "loss_type", "learning_rate")
+
+
+def _button(label: str, cls: str, style: str = "") -> W.Button:
+    b = W.Button(description=label, button_style=style, layout={"width": "90px"})
+    b.add_class(cls)
+    return b
+
+
+def _float(label: str, value, cls: str) -> W.FloatText:
+    w = W.FloatText(value=value, description=label, layout={"width": "190px"},
+                    style={"description_width": "90px"})
+    w.add_class(cls)
+    return w
+
+
+def samples_html(rows: list[dict], reward_cols: list[str]) -> str:
+    """An HTML table of completions: prompt, completion, each reward, total, advantage, correct."""
+    head = ["prompt", "completion", *[c.split("/", 1)[1] for c in reward_cols], "reward",
+            "advantage", "correct"]
+    body = []
+    for r in rows:
+        cells = [r["prompt"], repr(r["completion"]), *[_fmt(r.get(c)) for c in reward_cols],
+                 _fmt(r["reward"]), _fmt(r["advantage"]), "✓" if r.get("correct") else "✗"]
+        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    return ("<table class='lk-table'><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+            + "".join(body) + "</table>")
+
+
+def _fmt(v) -> str:
+    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:+.3f}" if isinstance(v, float) else str(v)
+
+
+class LiveFigure:
+    """The dashboard's FigureWidget and its incremental refresh from a RunLog."""
+
+    def __init__(self, log):
+        self.log = log
+        self.fig = go.FigureWidget(live_figure())
+        self._base_notes = list(self.fig.layout.annotations)
+        self._keys: list = []
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        """Write every metric row and event of the log into the figure (one batched message)."""
+        with self.log.lock:
+            rows, events = list(self.log.records["metrics"]), list(self.log.records["events"])
+        with self._lock:
+            keys = trace_keys(rows)
+            for _, _, name in keys[len(self.fig.data):]:  # a reward function was swapped in
+                self.fig.add_scatter(x=[], y=[], name=name, mode="lines", line={"dash": "dot"},
+                                     row=1, col=1)
+            shapes, notes = event_shapes(events)
+            with self.fig.batch_update():
+                for trace, (x, y) in zip(self.fig.data, live_series(rows)):
+                    trace.x, trace.y = x, y
+                if len(shapes) != len(self.fig.layout.shapes):
+                    self.fig.layout.shapes = shapes
+                    self.fig.layout.annotations = self._base_notes + notes
+
+
+class Dashboard(W.VBox):
+    """Controls, one live figure, the latest group's completions and a progress bar.
+
+    ``steps``: how many steps Start trains (default: the config's ``max_steps``).
+    ``every``: redraw after every ``every`` steps (1: each step).
+    """
+
+    def __init__(self, trainer, steps: int | None = None, every: int = 1):
+        self.trainer, self.every = trainer, max(1, int(every))
+        self.thread: threading.Thread | None = None
+        self.live = LiveFigure(trainer.log)
+        self.fig = self.live.fig
+        self.start_btn, self.pause_btn = _button("Start", "lk-start", "success"), \
+            _button("Pause", "lk-pause", "warning")
+        self.resume_btn, self.stop_btn = _button("Resume", "lk-resume", "info"), \
+            _button("Stop", "lk-stop", "danger")
+        self.steps = W.BoundedIntText(value=steps or trainer.config.max_steps, min=1,
+                                      max=10**6, description="steps", layout={"width": "160px"})
+        self.steps.add_class("lk-steps")
+        self.controls = self._controls()
+        self.apply_btn = _button("Apply", "lk-apply-hparams", "primary")
+        self.message = W.HTML()
+        self.message.add_class("lk-message")
+        self.progress = W.IntProgress(value=0, min=0, max=1, layout={"width": "300px"})
+        self.progress.add_class("lk-progress")
+        self.status = W.HTML("idle")
+        self.status.add_class("lk-status")
+        self.table = W.HTML()
+        self.table.add_class("lk-samples")
+        for b, fn in [(self.start_btn, self.start), (self.pause_btn, self.pause),
+                      (self.resume_btn, self.resume), (self.stop_btn, self.stop),
+                      (self.apply_btn, self.apply)]:
+            b.on_click(lambda _, fn=fn: fn())
+        box = W.Box([self.fig])
+        box.add_class("lk-figure")
+        super().__init__([
+            W.HBox([self.start_btn, self.pause_btn, self.resume_btn, self.stop_btn, self.steps,
+                    self.progress, self.status]),
+            W.HBox([*self.controls.values(), self.apply_btn]), self.message, box, self.table])
+        self.add_class("lk-dashboard")
+        self._last_draw, self._target = 0, trainer.global_step
+        self.refresh()
+
+    def _controls(self) -> dict:
+        c = self.trainer.config
+        loss = W.Dropdown(options=LOSS_TYPES, value=c.loss_type, description="loss type",
+                          layout={"width": "190px"}, style={"description_width": "70px"})
+        loss.add_class("lk-loss_type")
+        eh = W.Text(value="" if c.epsilon_high is None else str(c.epsilon_high),
+                    description="ε high", placeholder="= ε", layout={"width": "150px"},
+                    style={"description_width": "60px"})
+        eh.add_class("lk-epsilon_high")
+        return {"beta": _float("β (KL)", c.beta, "lk-beta"),
+                "epsilon": _float("ε (clip)", c.epsilon, "lk-epsilon"),
+                "epsilon_high": eh,
+                "temperature": _float("temperature", c.temperature, "lk-temperature"),
+                "loss_type": loss,
+                "learning_rate": _float("learning rate", c.learning_rate, "lk-learning_rate")}
+
+    # -- controls --------------------------------------------------------------------------
+    def changes(self) -> dict:
+        """The controls' values that differ from the trainer's config."""
+        out = {}
+        for k, w in self.controls.items():
+            v = w.value
+            if k == "epsilon_high":
+                v = float(v) if v.strip() else None
+            if v != getattr(self.trainer.config, k):
+                out[k] = v
+        return out
+
+    def apply(self) -> dict:
+        """Send the changed controls to ``trainer.update`` (lands between steps, logged)."""
+        try:
+            changes = self.changes()
+            if changes:
+                self.trainer.update(**changes)
+        except ValueError as e:  # bad value: the message names the field and the fix
+            self._say(f"not applied: {e}", error=True)
+            return {}
+        self._say("applied: " + ", ".join(f"{k}={v}" for k, v in changes.items())
+                  if changes else "nothing changed")
+        self.refresh()
+        return changes
+
+    def _say(self, text: str, error: bool = False) -> None:
+        color = "#b00020" if error else "#1b5e20"
+        self.message.value = f"<span style='color:{color}'>{html.escape(text)}</span>"
+
+    # -- the run ---------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def start(self) -> None:
+        """Train ``steps`` more steps in a background thread."""
+        if self.running:
+            self._say("already running (Pause/Resume/Stop it)", error=True)
+            return
+        tr = self.trainer
+        tr.stop_event.clear()
+        tr.pause_event.clear()
+        n = int(self.steps.value)
+        self._target = tr.global_step + n
+        self.progress.min, self.progress.max = tr.global_step, self._target
+        self.thread = threading.Thread(target=self._train, args=(n,), daemon=True,
+                                       name="labkit-dashboard")
+        self.thread.start()
+        self._status("running")
+
+    def _train(self, n: int) -> None:
+        try:
+            self.trainer.train(max_steps=n, progress=False, callback=self._on_step)
+        except Exception as e:  # noqa: BLE001 - e.g. a failing reward: shown, log kept
+            self._say(f"training stopped at step {self.trainer.global_step}: {e}", error=True)
+        finally:
+            self.refresh()
+            self._status("stopped" if self.trainer.stop_event.is_set() else "finished")
+
+    def _on_step(self, trainer, metrics: dict) -> None:
+        if trainer.global_step - self._last_draw >= self.every:
+            self.refresh()
+
+    def pause(self) -> None:
+        self.trainer.pause()
+        self._status("paused")
+
+    def resume(self) -> None:
+        self.trainer.resume()
+        self._status("running" if self.running else "idle")
+
+    def stop(self) -> None:
+        self.trainer.stop()
+        self.trainer.resume()  # a paused loop must wake up to see the stop
+        self.wait(30)
+        self._status("stopped")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the training thread ends (True) or ``timeout`` seconds pass (False)."""
+        if self.thread is not None:
+            self.thread.join(timeout)
+        return not self.running
+
+    def run(self, steps: int | None = None) -> None:
+        """Start and wait: a blocking run whose figure still updates live (for scripts/CI)."""
+        if steps is not None:
+            self.steps.value = steps
+        self.start()
+        self.wait()
+
+    # -- drawing ---------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Redraw the figure, the latest group's table, the progress bar and the status."""
+        self._last_draw = self.trainer.global_step
+        self.live.refresh()
+        log = self.trainer.log
+        with log.lock:
+            tail = log.records["samples"][-4096:]
+            last = log.records["metrics"][-1] if log.records["metrics"] else None
+        if tail:
+            step = tail[-1]["step"]
+            group = [r for r in tail if r["step"] == step and r["group"] == 0]
+            cols = [k for k in group[0] if k.startswith("rewards/")]
+            self.table.value = f"<b>step {step}, group 0</b>" + samples_html(group, cols)
+        self.progress.value = min(self.trainer.global_step, self.progress.max)
+        if last is not None:
+            self._status(self.status.value.split(" ·")[0] or "idle", last)
+
+    def _status(self, state: str, last: dict | None = None) -> None:
+        tr = self.trainer
+        if last is None:
+            with tr.log.lock:
+                last = tr.log.records["metrics"][-1] if tr.log.records["metrics"] else None
+        tail = "" if last is None else (f" · step {tr.global_step} · reward "
+                                        f"{last['reward/mean']:.3f} · accuracy "
+                                        f"{last['accuracy']:.2f}")
+        self.status.value = state + tail

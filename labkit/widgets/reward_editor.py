@@ -1,0 +1,164 @@
+"""``RewardEditor``: write a reward function, try it on cached completions, swap it into a run.
+
+"Try" compiles the code box, runs the function on a bank of completions (the trainer's latest
+samples, a saved run's, or a list you pass) with a time limit, and shows the reward histogram,
+the advantages it would produce, the fraction of groups with zero spread, and the best and
+worst examples. Every failure is one readable message in the widget (see
+:mod:`labkit.widgets.sandbox`). "Apply" (after a successful Try of the same code) calls
+``trainer.update(reward_funcs=[fn])``, which lands between steps and is logged as an event, so
+the dashboard marks the switch. The applied function stays guarded: if it later fails inside
+the run, the failing step scores None (no signal), the trainer pauses and the message shows
+here; the training thread never sees the exception.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+
+import ipywidgets as W
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from labkit.rewards import RewardError
+from labkit.widgets.sandbox import (
+    Bank,
+    bank_from_samples,
+    compile_reward,
+    evaluate_reward,
+    safe_call,
+)
+
+DEFAULT_CODE = '''def my_reward(completions, answer, **kwargs):
+    """1 for the right number, 0.5 for the right last digit."""
+    out = []
+    for c, a in zip(completions, answer):
+        c = c.strip()
+        out.append(1.0 if c == a else 0.5 if c[-1:] == a[-1:] else 0.0)
+    return out
+'''
+
+
+def examples_html(bank: Bank, result: dict, k: int = 3) -> str:
+    """Best and worst ``k`` completions by reward, with their advantage."""
+    r, adv = result["rewards"], result["advantages"]
+    order = sorted(range(len(r)), key=lambda i: r[i])
+    prompts = bank.columns.get("prompts", [""] * len(r))
+
+    def rows(idx):
+        return "".join(f"<tr><td>{html.escape(str(prompts[i]))}</td>"
+                       f"<td>{html.escape(repr(bank.completions[i]))}</td>"
+                       f"<td>{r[i]:+.3f}</td><td>{adv[i]:+.3f}</td></tr>" for i in idx)
+    head = "<tr><th>prompt</th><th>completion</th><th>reward</th><th>advantage</th></tr>"
+    return (f"<b>best</b><table class='lk-table lk-best'>{head}{rows(order[::-1][:k])}</table>"
+            f"<b>worst</b><table class='lk-table lk-worst'>{head}{rows(order[:k])}</table>")
+
+
+class RewardEditor(W.VBox):
+    """A code box, Try and Apply buttons, a message line, one figure and example tables.
+
+    ``source``: a trainer (its latest samples form the bank; Apply swaps into it), a RunLog
+    (a saved run: Try only), or a :class:`Bank`. ``dashboard``: redrawn after Apply.
+    """
+
+    def __init__(self, source=None, code: str = DEFAULT_CODE, timeout: float = 2.0,
+                 dashboard=None, max_samples: int = 512):
+        self.trainer = source if hasattr(source, "update") else None
+        self.source, self.timeout, self.dashboard = source, timeout, dashboard
+        self.max_samples = max_samples
+        self.code = W.Textarea(value=code, layout={"width": "100%", "height": "180px"})
+        self.code.add_class("lk-reward-code")
+        self.try_btn = W.Button(description="Try", button_style="primary")
+        self.try_btn.add_class("lk-try")
+        self.apply_btn = W.Button(description="Apply to run", button_style="success",
+                                  disabled=self.trainer is None)
+        self.apply_btn.add_class("lk-apply-reward")
+        self.message = W.HTML()
+        self.message.add_class("lk-reward-message")
+        self.examples = W.HTML()
+        self.examples.add_class("lk-examples")
+        self.fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
+            "rewards on the bank", "advantages they would give")))
+        self.fig.add_histogram(x=[], name="reward", row=1, col=1)
+        self.fig.add_histogram(x=[], name="advantage", row=1, col=2)
+        self.fig.update_layout(height=280, showlegend=False, margin={"t": 40, "b": 30})
+        self.try_btn.on_click(lambda _: self.try_code())
+        self.apply_btn.on_click(lambda _: self.apply())
+        self.fn, self._tried_code, self.result = None, None, None
+        super().__init__([self.code, W.HBox([self.try_btn, self.apply_btn]), self.message,
+                          self.fig, self.examples])
+        self.add_class("lk-reward-editor")
+
+    def bank(self) -> Bank:
+        """The completions Try runs on (re-read each time: a live run keeps adding)."""
+        src = self.source
+        if isinstance(src, Bank):
+            return src
+        if self.trainer is not None:
+            return bank_from_samples(src.log.samples, self.max_samples,
+                                     src.config.scale_rewards)
+        if hasattr(src, "samples"):
+            return bank_from_samples(src.samples, self.max_samples,
+                                     src.config.get("scale_rewards", "group"))
+        raise ValueError("RewardEditor needs a trainer, a RunLog or a Bank as its source")
+
+    def _say(self, text: str, error: bool = False) -> None:
+        cls, color = ("lk-error", "#b00020") if error else ("lk-ok", "#1b5e20")
+        self.message.value = (f"<span class='{cls}' style='color:{color}'>"
+                              f"{html.escape(text)}</span>")
+
+    def try_code(self) -> dict | None:
+        """Compile and run the code box on the bank; draw; return the result (None: failed)."""
+        self.fn, self.result, self._tried_code = None, None, None
+        try:
+            bank = self.bank()
+            fn = compile_reward(self.code.value)
+            result = evaluate_reward(fn, bank, self.timeout)
+        except (RewardError, ValueError) as e:
+            self._say(f"❌ {e}", error=True)
+            return None
+        self.fn, self.result, self._tried_code = fn, result, self.code.value
+        with self.fig.batch_update():
+            self.fig.data[0].x = result["rewards"]
+            self.fig.data[1].x = result["advantages"]
+        self.examples.value = examples_html(bank, result)
+        r = result["rewards"]
+        self._say(f"✅ {fn.__name__}: {len(r)} completions, {result['groups']} groups; mean "
+                  f"reward {sum(r) / len(r):.3f}; groups with zero spread (no signal): "
+                  f"{result['frac_zero_spread']:.0%}")
+        return result
+
+    def guarded(self, fn):
+        """``fn`` wrapped for the training thread: time-limited and checked; a failure pauses the
+        trainer, shows here, and gives the step None rewards instead of an exception."""
+        @functools.wraps(fn)
+        def reward(completions, **columns):
+            try:
+                return safe_call(fn, completions, columns, self.timeout)
+            except RewardError as e:
+                if self.trainer is not None:
+                    self.trainer.pause()
+                self._say(f"❌ during training (trainer paused; this step got no reward): {e}",
+                          error=True)
+                return [None] * len(completions)
+        return reward
+
+    def apply(self) -> bool:
+        """Swap the tried function into the trainer between steps (logged as an event)."""
+        if self.trainer is None:
+            self._say("❌ no trainer to apply to: create RewardEditor(trainer)", error=True)
+            return False
+        if self.fn is None or self._tried_code != self.code.value:
+            self._say("❌ press Try first: only code that ran cleanly on the bank is applied",
+                      error=True)
+            return False
+        extra = {} if self.trainer.config.reward_weights is None else {"reward_weights": None}
+        try:
+            self.trainer.update(reward_funcs=[self.guarded(self.fn)], **extra)
+        except ValueError as e:
+            self._say(f"❌ not applied: {e}", error=True)
+            return False
+        self._say(f"✅ applied {self.fn.__name__} after step {self.trainer.global_step}")
+        if self.dashboard is not None:
+            self.dashboard.refresh()
+        return True

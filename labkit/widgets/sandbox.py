@@ -1,0 +1,156 @@
+"""Run a user's reward code safely: compile it, call it with a time limit, check what it returns.
+
+Every failure becomes one :class:`labkit.rewards.RewardError` with a readable message: a syntax
+error (with its line), no function defined, an exception, a wrong count, NaN/inf, a non-number,
+or a hang past the time limit. The call runs in a worker thread; on a timeout the thread is sent
+an asynchronous exception (``PyThreadState_SetAsyncExc``), which stops a pure-Python loop at
+its next bytecode (a call blocked inside C, such as ``time.sleep``, ends when the C call
+returns). No ipywidgets here: the editor widget and the tests share this.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+from dataclasses import dataclass, field
+
+import torch
+
+from labkit.core.advantages import group_advantages
+from labkit.rewards import RewardError, call_reward
+
+
+class RewardTimeout(Exception):
+    """Raised inside a worker thread that ran past its time limit."""
+
+
+def compile_reward(code: str, name: str | None = None):
+    """The reward function defined by ``code`` (the last top-level ``def``, or ``name``).
+
+    >>> fn = compile_reward("def ones(completions, **kw):\\n    return [1.0] * len(completions)")
+    >>> fn.__name__, fn(["a", "b"])
+    ('ones', [1.0, 1.0])
+    >>> compile_reward("def f(completions:\\n  pass")
+    Traceback (most recent call last):
+    ...
+    labkit.rewards.RewardError: syntax error on line 1: '(' was never closed: def f(completions:
+    """
+    try:
+        tree = compile(code, "<reward editor>", "exec")
+    except SyntaxError as e:
+        text = (e.text or "").strip()
+        raise RewardError(f"syntax error on line {e.lineno}: {e.msg}: {text}") from None
+    namespace: dict = {}
+    try:
+        exec(tree, namespace)  # noqa: S102 - the user's own code, in the user's own kernel
+    except Exception as e:  # noqa: BLE001 - any error in user code becomes one message
+        raise RewardError(f"the code raised {type(e).__name__} while defining the function: "
+                          f"{e}") from None
+    fns = [v for v in namespace.values()
+           if callable(v) and getattr(getattr(v, "__code__", None), "co_filename", "")
+           == "<reward editor>"]
+    if name is not None:
+        fns = [f for f in fns if f.__name__ == name]
+    if not fns:
+        raise RewardError("no function defined: write def my_reward(completions, **kwargs): "
+                          "return [one float per completion]")
+    return fns[-1]
+
+
+def _kill(thread: threading.Thread) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
+                                               ctypes.py_object(RewardTimeout))
+
+
+def safe_call(fn, completions: list[str], columns: dict, timeout: float = 2.0) -> list[float]:
+    """``call_reward(fn, completions, columns)`` in a worker thread, at most ``timeout`` s.
+
+    >>> safe_call(lambda completions, **kw: [0.5] * len(completions), ["a"], {})
+    [0.5]
+    """
+    box: dict = {}
+
+    def work():
+        try:
+            box["value"] = call_reward(fn, completions, columns)
+        except BaseException as e:  # noqa: BLE001 - reported to the caller, never re-raised here
+            box["error"] = e
+
+    t = threading.Thread(target=work, daemon=True, name="labkit-reward")
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        _kill(t)
+        name = getattr(fn, "__name__", "reward")
+        raise RewardError(f"reward function {name!r} did not finish within {timeout:g} s on "
+                          f"{len(completions)} completions: it hangs or is too slow (an endless "
+                          "loop?); it was interrupted")
+    err = box.get("error")
+    if isinstance(err, RewardTimeout):  # killed after a late finish: same message
+        raise RewardError(f"reward function did not finish within {timeout:g} s")
+    if err is not None:
+        raise err if isinstance(err, RewardError) else RewardError(str(err))
+    return box["value"]
+
+
+@dataclass
+class Bank:
+    """Cached completions to try a reward on: texts, dataset columns, and group ids."""
+
+    completions: list[str]
+    columns: dict = field(default_factory=dict)
+    group: list = field(default_factory=list)
+    scale_rewards: str = "group"
+
+    def __post_init__(self):
+        if not self.completions:
+            raise ValueError("the bank is empty: train a step first or pass completions")
+        if not self.group:
+            self.group = [0] * len(self.completions)
+
+    @property
+    def G(self) -> int:
+        return max(self.group.count(g) for g in set(self.group))
+
+
+def bank_from_samples(samples, max_samples: int = 512, scale_rewards: str = "group") -> Bank:
+    """The latest completions of a run (``run.samples``): its last steps, whole groups only."""
+    if not len(samples):
+        raise ValueError("the run has no samples yet: train at least one step first")
+    steps = sorted(samples["step"].unique())
+    picked, n = [], 0
+    for st in reversed(steps):
+        part = samples[samples["step"] == st]
+        if n and n + len(part) > max_samples:
+            break
+        picked.append(part)
+        n += len(part)
+    import pandas as pd
+
+    s = pd.concat(picked[::-1])
+    cols = {"prompts": s["prompt"].tolist()}
+    if "answer" in s:
+        cols["answer"] = s["answer"].astype(str).tolist()
+    return Bank(s["completion"].tolist(), cols, list(zip(s["step"], s["group"])), scale_rewards)
+
+
+def evaluate_reward(fn, bank: Bank, timeout: float = 2.0) -> dict:
+    """Rewards of ``fn`` on the bank (checked, time-limited), the advantages they would give,
+    and the fraction of groups with zero spread (no signal). None values count as 0 in the
+    total, as in the trainer's weighted sum.
+    """
+    values = safe_call(fn, bank.completions, bank.columns, timeout)
+    r = torch.tensor([0.0 if math.isnan(v) else v for v in values])  # [B]
+    keys = list(dict.fromkeys(bank.group))
+    order = sorted(range(len(r)), key=lambda i: keys.index(bank.group[i]))
+    sizes = {g: bank.group.count(g) for g in keys}
+    G = bank.G
+    if len(set(sizes.values())) == 1 and len(r) % G == 0:
+        adv = torch.empty_like(r)
+        adv[order] = group_advantages(r[order], G, bank.scale_rewards)  # [B]
+        zero = (r[order].view(-1, G).std(1) == 0).float().mean().item()
+    else:  # ragged groups: no group advantage
+        adv, zero = torch.zeros_like(r), math.nan
+    return {"rewards": r.tolist(), "raw": values, "advantages": adv.tolist(),
+            "frac_zero_spread": zero, "groups": len(keys)}
