@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "reinforce")
 KL_ESTIMATORS = ("k1", "k2", "k3", "k3_st")
+ADVANTAGE_ESTIMATORS = ("grpo", "rloo", "reinforce", "reinforce_mean")
 
 
 def _require(ok: bool, message: str) -> None:
@@ -56,8 +57,24 @@ class GRPOConfig:
     """Advantage scaling: 'group' (z-score), 'batch' or 'none' (Dr. GRPO)."""
     importance_sampling_level: str = "token"
     """'token' (GRPO) or 'sequence' (GSPO)."""
+    advantage_estimator: str = "grpo"
+    """'grpo' (group z-score, by scale_rewards), 'rloo' (leave-one-out baseline), 'reinforce'
+    (no baseline, A = r) or 'reinforce_mean' (batch-mean baseline)."""
     mask_truncated_completions: bool = False
-    """Exclude completions that hit max_completion_length from the loss (DAPO)."""
+    """Overlong filtering (DAPO): exclude completions that hit max_completion_length from the loss."""
+    overlong_buffer: int = 0
+    """L_cache of DAPO's soft overlong punishment (0: off): a completion longer than
+    L_max - L_cache loses up to overlong_penalty, linearly, reaching it at L_max."""
+    overlong_penalty: float = 1.0
+    """The largest soft overlong punishment (DAPO: 1.0)."""
+    dynamic_sampling: bool = False
+    """DAPO's dynamic sampling: drop groups whose rewards all agree and sample more prompts."""
+    max_sampling_rounds: int = 4
+    """Rounds of sampling at most per step with dynamic_sampling (then train on what was kept)."""
+    save_steps: int = 1
+    """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
+    save_total_limit: int | None = 2
+    """Checkpoints kept (oldest deleted first); None keeps all (to fork at any step)."""
     reward_weights: list[float] | None = None
     """One weight per reward function; None: all 1."""
     max_steps: int = 200
@@ -89,12 +106,29 @@ class GRPOConfig:
             _require(self.epsilon_high >= self.epsilon,
                      f"epsilon_high={self.epsilon_high} < epsilon={self.epsilon}: clip-higher "
                      "widens the upper range; set epsilon_high >= epsilon (DAPO: 0.28) or None")
+        _require(self.loss_type != "cispo" or self.epsilon_high is not None,
+                 "epsilon_high=None with loss_type='cispo': CISPO caps the IS weight at "
+                 "epsilon_high (absolute, e.g. 5.0); set it")
         _require(self.num_iterations >= 1, f"num_iterations={self.num_iterations}: use 1 or more")
         _require(self.scale_rewards in ("group", "batch", "none"),
                  f"scale_rewards={self.scale_rewards!r}: use 'group', 'batch' or 'none'")
         _require(self.importance_sampling_level in ("token", "sequence"),
                  f"importance_sampling_level={self.importance_sampling_level!r}: use 'token' or "
                  "'sequence'")
+        _require(self.advantage_estimator in ADVANTAGE_ESTIMATORS,
+                 f"advantage_estimator={self.advantage_estimator!r}: use one of "
+                 f"{ADVANTAGE_ESTIMATORS}")
+        _require(self.overlong_buffer >= 0, f"overlong_buffer={self.overlong_buffer}: use 0 (off) "
+                 "or a positive number of tokens below max_completion_length")
+        _require(self.overlong_buffer == 0 or (self.max_completion_length or 0) > self.overlong_buffer,
+                 f"overlong_buffer={self.overlong_buffer} needs max_completion_length > "
+                 f"overlong_buffer (it is {self.max_completion_length}): set both")
+        _require(self.overlong_penalty >= 0, f"overlong_penalty={self.overlong_penalty}: use >= 0")
+        _require(self.max_sampling_rounds >= 1,
+                 f"max_sampling_rounds={self.max_sampling_rounds}: use 1 or more")
+        _require(self.save_steps >= 0, f"save_steps={self.save_steps}: use 0 (off) or more")
+        _require(self.save_total_limit is None or self.save_total_limit >= 1,
+                 f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)")
         _require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
         _require(self.diagnostics >= 0, f"diagnostics={self.diagnostics}: use 0 or more")
 

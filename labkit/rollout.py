@@ -31,6 +31,34 @@ class Batch:
     def lengths(self) -> torch.Tensor:  # [B] completion tokens, eos included
         return self.completion_mask.sum(-1)
 
+    def select(self, idx: torch.Tensor) -> Batch:
+        """The rows ``idx`` ([n] long) of this batch (tensors, texts and log-probs)."""
+        rows = idx.tolist()
+        pick = (lambda x: None if x is None else x[idx])
+        return Batch(self.prompt_ids[idx], self.prompt_mask[idx], self.completion_ids[idx],
+                     self.completion_mask[idx], self.truncated[idx],
+                     [self.prompts[i] for i in rows], [self.completions[i] for i in rows],
+                     pick(self.old_logp), pick(self.ref_logp))
+
+
+def _pad(x: torch.Tensor, width: int, value, left: bool) -> torch.Tensor:
+    extra = x.new_full((x.shape[0], width - x.shape[1]), value)  # [B, width - W]
+    return torch.cat([extra, x] if left else [x, extra], 1)
+
+
+def concat_batches(batches: list[Batch], pad_id: int) -> Batch:
+    """Rows of several batches in one (prompts re-padded on the left, completions on the right)."""
+    P = max(b.prompt_ids.shape[1] for b in batches)
+    T = max(b.completion_ids.shape[1] for b in batches)
+    cat = (lambda xs: torch.cat(xs, 0))
+    return Batch(cat([_pad(b.prompt_ids, P, pad_id, True) for b in batches]),
+                 cat([_pad(b.prompt_mask, P, 0, True) for b in batches]),
+                 cat([_pad(b.completion_ids, T, pad_id, False) for b in batches]),
+                 cat([_pad(b.completion_mask, T, 0, False) for b in batches]),
+                 cat([b.truncated for b in batches]),
+                 [p for b in batches for p in b.prompts],
+                 [c for b in batches for c in b.completions])
+
 
 def _filter_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
     """Keep the top-k tokens and the smallest set with cumulative probability >= top_p."""

@@ -41,17 +41,42 @@ def _clean(v):
 class RunLog:
     """Records of one run, kept in memory and appended to ``path`` (None: memory only)."""
 
-    def __init__(self, path: str | os.PathLike | None = None, config: dict | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, config: dict | None = None,
+                 records: dict | None = None):
         self.path = pathlib.Path(path) if path is not None else None
         self.config = dict(config or {})
-        self.records = {k: [] for k in FILES}
+        self.records = {k: list((records or {}).get(k, [])) for k in FILES}
         self.lock = threading.Lock()
         self._files = {}
         if self.path is not None:
             self.path.mkdir(parents=True, exist_ok=True)
-            (self.path / "config.json").write_text(json.dumps(self.config, indent=1, default=str))
-            # kept open for the life of the run (closed by close()), one flush per record
+            self.write_config()
+            # kept open for the life of the run (closed by close()), one flush per record;
+            # given records (a resumed run) are written first
             self._files = {k: open(self.path / f, "w") for k, f in FILES.items()}  # noqa: SIM115
+            for kind, rows in self.records.items():
+                self._files[kind].writelines(json.dumps(r) + "\n" for r in rows)
+                self._files[kind].flush()
+
+    def write_config(self) -> None:
+        (self.path / "config.json").write_text(json.dumps(self.config, indent=1, default=str))
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> RunLog:
+        """The run folder ``path`` in memory (see :func:`load_run`)."""
+        return load_run(path)
+
+    @classmethod
+    def reopen(cls, path: str | os.PathLike, step: int) -> RunLog:
+        """Continue writing the run in ``path`` after ``step``: later records are dropped
+        (the steps a resumed run will redo; events logged at or after ``step``, too)."""
+        old = load_run(path)
+        return cls(path, old.config, _upto(old.records, step))
+
+    def copy_from(self, other: RunLog, step: int) -> None:
+        """Append ``other``'s records up to ``step`` (a fork starts with its parent's history)."""
+        for kind, rows in _upto(other.records, step).items():
+            self.log(kind, rows)
 
     @property
     def name(self) -> str:
@@ -103,6 +128,13 @@ class RunLog:
 
     def __repr__(self) -> str:
         return f"RunLog({str(self.path)!r}, steps={len(self.records['metrics'])})"
+
+
+def _upto(records: dict, step: int) -> dict:
+    """Rows of steps <= ``step``; events (logged after their step) of steps < ``step``."""
+    return {k: [r for r in rows if (r.get("step", 0) < step if k == "events"
+                                    else r.get("step", 0) <= step)]
+            for k, rows in records.items()}
 
 
 def load_run(path: str | os.PathLike) -> RunLog:

@@ -3,10 +3,16 @@
 One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions):
   1. draw ``prompts_per_step`` prompts, sample G = ``num_generations`` completions each;
   2. score every completion with each reward function (TRL's signature), weighted sum;
-  3. group advantages A_i = (r_i - mean_group) / (std_group + 1e-4)  (``scale_rewards``);
+  3. advantages: GRPO's group z-score A_i = (r_i - mean_group) / (std_group + 1e-4)
+     (``scale_rewards``), or RLOO / REINFORCE baselines (``advantage_estimator``);
   4. ``num_iterations`` (mu) AdamW updates of ``labkit.core.policy_loss`` (clipped ratio to
      pi_old, + beta k3 to a frozen pi_ref when beta > 0);
   5. record metrics, every sample and per-token diagnostics into the run log.
+DAPO options: ``dynamic_sampling`` (keep only groups with reward spread, sample more),
+``mask_truncated_completions`` (overlong filtering), ``overlong_buffer`` (soft punishment);
+GSPO is ``importance_sampling_level="sequence"``, CISPO ``loss_type="cispo"``.
+Runs with a name write checkpoints (``labkit.checkpoint``): ``GRPOTrainer.from_run`` resumes,
+``GRPOTrainer.fork`` branches at a step with changed settings.
 Departures from TRL: prompts are sampled with replacement from the task's train split; a frozen
 reference is also kept at beta = 0 when ``track_kl`` (KL is then logged, not optimised).
 """
@@ -21,8 +27,16 @@ import time
 import torch
 from tqdm.auto import tqdm
 
+from labkit import checkpoint
 from labkit.config import GRPOConfig
-from labkit.core import entropy_from_logits, group_advantages, policy_loss
+from labkit.core import (
+    entropy_from_logits,
+    group_advantages,
+    policy_loss,
+    reinforce_advantages,
+    rloo_advantages,
+)
+from labkit.dapo import dynamic_sample, soft_overlong_penalty
 from labkit.models import frozen_copy, load_policy
 from labkit.records import group_correct, sample_rows, step_metrics, token_rows
 from labkit.rewards import call_reward, get_reward, reward_name
@@ -45,11 +59,15 @@ class GRPOTrainer:
     ``runs/<run_name>/`` (``$LABKIT_RUNS`` moves the root); ``run_name=None`` keeps it in memory.
     """
 
+    config_class = GRPOConfig
+    algorithm = "grpo"
+
     def __init__(self, model="tiny", reward_funcs=("digit_partial",), task="addition",
                  config: GRPOConfig | None = None, tokenizer=None, run_name: str | None = None,
                  track_kl: bool = True, **overrides):
-        self.config = dataclasses.replace(config or GRPOConfig(), **overrides)
+        self.config = dataclasses.replace(config or self.config_class(), **overrides)
         set_seed(self.config.seed)
+        model_name = model
         if isinstance(model, str):
             model, tokenizer = load_policy(model)
         elif tokenizer is None:
@@ -66,9 +84,10 @@ class GRPOTrainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.rng = random.Random(self.config.seed)
         self.generator = torch.Generator().manual_seed(self.config.seed)
+        self.model_name = model_name if isinstance(model_name, str) else None
+        self.track_kl = track_kl
         path = runs_root() / run_name if run_name else None
-        self.log = RunLog(path, {**self.config.to_dict(), "task": self.task.name,
-                                 "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]})
+        self.log = RunLog(path, self.run_config())
         self.global_step = 0
         self.lock = threading.Lock()  # held during a step; swaps wait for the step boundary
         self.pause_event, self.stop_event = threading.Event(), threading.Event()
@@ -86,6 +105,12 @@ class GRPOTrainer:
                              "functions: give one weight per function")
         return list(zip(funcs, weights))
 
+    def run_config(self) -> dict:
+        """What ``config.json`` holds: the config, and what is needed to rebuild the trainer."""
+        return {**self.config.to_dict(), "algorithm": self.algorithm, "task": self.task.name,
+                "model": self.model_name, "track_kl": self.track_kl,
+                "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
+
     def _lr_factor(self, step: int) -> float:
         if self.config.lr_scheduler_type == "constant":
             return 1.0
@@ -100,15 +125,30 @@ class GRPOTrainer:
         rewards = self._check_rewards(reward_funcs, new.reward_weights) if reward_funcs else None
         with self.lock:
             self.config = new
-            for g in self.optimizer.param_groups:
-                g["lr"] = new.learning_rate * self._lr_factor(self.global_step)
-            self.scheduler.base_lrs = [new.learning_rate] * len(self.optimizer.param_groups)
+            self.apply_config()
             if rewards:
                 self.reward_funcs = rewards
-            changed = dict(changes)
-            if rewards:
-                changed["reward_funcs"] = [reward_name(f) for f, _ in rewards]
-            self.log.log("events", [{"step": self.global_step, "kind": "update", **changed}])
+            self.log_event("update", dict(changes), bool(rewards))
+
+    def apply_config(self) -> None:
+        """Push ``self.config``'s learning rate into the optimizer and the schedule."""
+        lr = self.config.learning_rate
+        for g in self.optimizer.param_groups:
+            g["lr"] = lr * self._lr_factor(self.global_step)
+        self.scheduler.base_lrs = [lr] * len(self.optimizer.param_groups)
+
+    def log_event(self, kind: str, changes: dict, rewards_changed: bool = False) -> None:
+        """An ``events`` row: what changed, after which step (figures mark it)."""
+        if rewards_changed:
+            changes["reward_funcs"] = [reward_name(f) for f, _ in self.reward_funcs]
+        self.log.log("events", [{"step": self.global_step, "kind": kind, **changes}])
+
+    def extra_state(self) -> dict:
+        """Algorithm-specific state for checkpoints (a value head, ...); none for GRPO."""
+        return {}
+
+    def load_extra_state(self, state: dict) -> None:
+        pass
 
     @property
     def has_reference(self) -> bool:
@@ -127,13 +167,41 @@ class GRPOTrainer:
         return batch, examples
 
     def score(self, batch: Batch, examples) -> tuple[torch.Tensor, dict]:
-        """Weighted sum of the reward functions ([B]) and each function's values by name."""
+        """Weighted sum of the reward functions ([B]) and each function's values by name.
+
+        With ``overlong_buffer`` DAPO's soft overlong punishment is added (as ``overlong``).
+        """
+        c = self.config
         columns = self.task.columns(examples)
         per_fn = {reward_name(f): call_reward(f, batch.completions, columns)
                   for f, _ in self.reward_funcs}
         r = torch.tensor([list(v) for v in per_fn.values()])  # [F, B], NaN where None
         w = torch.tensor([w for _, w in self.reward_funcs]).unsqueeze(1)  # [F, 1]
-        return torch.nansum(r * w, 0), per_fn  # [B]
+        total = torch.nansum(r * w, 0)  # [B]
+        if c.overlong_buffer:
+            pen = soft_overlong_penalty(batch.lengths, c.max_completion_length, c.overlong_buffer,
+                                        c.overlong_penalty)  # [B]
+            per_fn["overlong"] = pen.tolist()
+            total = total + pen
+        return total, per_fn
+
+    def collect(self):
+        """Generate and score: (batch, examples, rewards [B], per_fn, info); with
+        ``dynamic_sampling`` only groups whose rewards differ (:func:`labkit.dapo.dynamic_sample`)."""
+        if self.config.dynamic_sampling:
+            return dynamic_sample(self)
+        batch, examples = self.generate()
+        return (batch, examples, *self.score(batch, examples), {})
+
+    def advantages(self, rewards: torch.Tensor) -> torch.Tensor:
+        """[B] -> [B] by ``advantage_estimator`` (all from ``labkit.core.advantages``)."""
+        c = self.config
+        if c.advantage_estimator == "grpo":
+            return group_advantages(rewards, c.num_generations, c.scale_rewards)
+        if c.advantage_estimator == "rloo":
+            return rloo_advantages(rewards, c.num_generations)
+        baseline = "none" if c.advantage_estimator == "reinforce" else "batch_mean"
+        return reinforce_advantages(rewards, c.num_generations, baseline)
 
     @torch.no_grad()
     def _reference_logprobs(self, batch: Batch) -> None:
@@ -153,10 +221,9 @@ class GRPOTrainer:
 
     def _step(self) -> dict:
         c, t0 = self.config, time.perf_counter()
-        batch, examples = self.generate()
+        batch, examples, rewards, per_fn, info = self.collect()
         t_rollout = time.perf_counter() - t0
-        rewards, per_fn = self.score(batch, examples)
-        adv = group_advantages(rewards, c.num_generations, c.scale_rewards)  # [B]
+        adv = self.advantages(rewards)  # [B]
         correct = group_correct(self.task, batch.completions, examples)  # [B]
         mask = batch.completion_mask.float()  # [B, T]
         if c.mask_truncated_completions:
@@ -185,13 +252,37 @@ class GRPOTrainer:
         self.global_step += 1
         m = step_metrics(self.global_step, batch, rewards, per_fn, adv, correct, first_stats,
                          entropy, batch.completion_mask, c.num_generations)
-        m.update({"lr": lr, "time/rollout": t_rollout, "time/step": time.perf_counter() - t0})
+        m.update({**info, "lr": lr, "time/rollout": t_rollout,
+                  "time/step": time.perf_counter() - t0})
         self.log.log_step(
             m, sample_rows(self.global_step, batch, examples, rewards, per_fn, adv, correct,
                            c.num_generations),
             token_rows(self.global_step, batch, self.tokenizer, first_logp, adv, first_stats,
                        c.diagnostics))
+        self.maybe_save()
         return m
+
+    # -- checkpoints ---------------------------------------------------------------------
+    def maybe_save(self) -> None:
+        """A checkpoint every ``save_steps`` steps of a named run (after the step is logged)."""
+        c = self.config
+        if self.log.path is not None and c.save_steps and self.global_step % c.save_steps == 0:
+            checkpoint.save(self, self.log.path, c.save_total_limit)
+
+    @classmethod
+    def from_run(cls, run, step: int | None = None, model=None, tokenizer=None,
+                 reward_funcs=None, **changes):
+        """Resume the run ``run`` (a name or folder) from its checkpoint at ``step`` (default:
+        the last); the log keeps what was written up to that step and goes on from there."""
+        return checkpoint.resume(cls, run, step, model, tokenizer, reward_funcs, changes)
+
+    @classmethod
+    def fork(cls, run, step: int, run_name: str, model=None, tokenizer=None, reward_funcs=None,
+             **changes):
+        """A new run ``run_name`` that starts from ``run``'s checkpoint at ``step`` with changed
+        settings (``beta``, ``loss_type``, ``reward_funcs``, ...); its log starts with the
+        parent's first ``step`` steps, so both branches overlay in :func:`labkit.compare_runs`."""
+        return checkpoint.fork(cls, run, step, run_name, model, tokenizer, reward_funcs, changes)
 
     # -- the loop ------------------------------------------------------------------------
     def train(self, max_steps: int | None = None, progress: bool = True, callback=None):

@@ -1,0 +1,140 @@
+"""Checkpoints of a run: save, resume (after a stop or a crash) and fork at a step.
+
+``runs/<name>/checkpoints/step-000012/state.pt`` holds everything the next step depends on: the
+model's and optimizer's state, the scheduler's step, the trainer's config and step, and the
+random states (Python's ``random`` and the trainer's prompt sampler, torch's global generator and
+the trainer's sampling generator). A checkpoint is written to a temporary folder and renamed, so
+a process killed while saving leaves the previous one intact. With all of that restored, a
+resumed run on CPU repeats an uninterrupted run's metrics exactly (tests/test_runs_resume.py).
+
+pi_ref is not saved: it is rebuilt from the model the run started from (its ``model`` name in
+``config.json``, or the ``model`` you pass), which is what pi_ref is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import random
+import shutil
+
+import torch
+
+from labkit.runlog import RunLog, runs_root
+
+STATE = "state.pt"
+
+
+def folder(run_dir: pathlib.Path, step: int) -> pathlib.Path:
+    return pathlib.Path(run_dir) / "checkpoints" / f"step-{step:06d}"
+
+
+def steps(run_dir) -> list[int]:
+    """Steps with a complete checkpoint in ``run_dir``, ascending."""
+    root = pathlib.Path(run_dir) / "checkpoints"
+    if not root.exists():
+        return []
+    return sorted(int(p.name[5:]) for p in root.glob("step-*")
+                  if p.name[5:].isdigit() and (p / STATE).exists())  # not a half-written .tmp
+
+
+def save(trainer, run_dir, limit: int | None = None) -> pathlib.Path:
+    """Write the trainer's state at its current step; keep the newest ``limit`` checkpoints."""
+    state = {"step": trainer.global_step, "config": trainer.config.to_dict(),
+             "model": trainer.model.state_dict(), "optimizer": trainer.optimizer.state_dict(),
+             "scheduler": trainer.scheduler.state_dict(), "rng": trainer.rng.getstate(),
+             "generator": trainer.generator.get_state(), "torch": torch.get_rng_state(),
+             "python": random.getstate(), "extra": trainer.extra_state()}
+    dest = folder(run_dir, trainer.global_step)
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    torch.save(state, tmp / STATE)
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    if limit is not None:
+        for old in steps(run_dir)[:-limit]:
+            shutil.rmtree(folder(run_dir, old), ignore_errors=True)
+    return dest
+
+
+def load(trainer, run_dir, step: int) -> None:
+    """Restore the trainer's state from the checkpoint of ``run_dir`` at ``step``."""
+    state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
+    trainer.model.load_state_dict(state["model"])
+    trainer.optimizer.load_state_dict(state["optimizer"])
+    trainer.scheduler.load_state_dict(state["scheduler"])
+    trainer.rng.setstate(state["rng"])
+    trainer.generator.set_state(state["generator"])
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    trainer.global_step = state["step"]
+    trainer.load_extra_state(state["extra"])
+
+
+def _locate(run) -> pathlib.Path:
+    p = pathlib.Path(run)
+    if not (p / "config.json").exists() and (runs_root() / p / "config.json").exists():
+        p = runs_root() / p
+    if not (p / "config.json").exists():
+        raise FileNotFoundError(f"{p} is not a run folder (no config.json); runs live under "
+                                f"{runs_root()}/<name>")
+    return p
+
+
+def _pick_step(run_dir: pathlib.Path, step: int | None) -> int:
+    have = steps(run_dir)
+    if not have:
+        raise FileNotFoundError(f"{run_dir} has no checkpoint: run with save_steps >= 1")
+    if step is None:
+        return have[-1]
+    if step not in have:
+        raise ValueError(f"step={step}: {run_dir} has checkpoints at steps {have}; pick one "
+                         "(save_total_limit=None keeps every checkpoint)")
+    return step
+
+
+def _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name):
+    """A trainer as it was at ``step`` (config from the checkpoint), with ``changes`` applied."""
+    meta = json.loads((run_dir / "config.json").read_text())
+    state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
+    fields = {f.name for f in dataclasses.fields(cls.config_class)}
+    config = cls.config_class(**{k: v for k, v in state["config"].items() if k in fields})
+    if model is None:
+        if meta.get("model") is None:
+            raise ValueError(f"{run_dir} was trained on a model passed as an object: pass it "
+                             "again (model=..., tokenizer=...)")
+        model = meta["model"]
+    trainer = cls(model, reward_funcs or meta["reward_funcs"], meta["task"], config, tokenizer,
+                  run_name, meta.get("track_kl", True), **changes)
+    load(trainer, run_dir, step)
+    if changes:  # the checkpoint restored the old values; apply the new ones again
+        trainer.config = dataclasses.replace(trainer.config, **changes)
+        trainer.apply_config()
+    return trainer
+
+
+def resume(cls, run, step, model, tokenizer, reward_funcs, changes):
+    """See :meth:`labkit.trainer.GRPOTrainer.from_run`."""
+    run_dir = _locate(run)
+    step = _pick_step(run_dir, step)
+    trainer = _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, None)
+    trainer.log = RunLog.reopen(run_dir, step)
+    if changes or reward_funcs:
+        trainer.log_event("resume", dict(changes), reward_funcs is not None)
+    return trainer
+
+
+def fork(cls, run, step, run_name, model, tokenizer, reward_funcs, changes):
+    """See :meth:`labkit.trainer.GRPOTrainer.fork`."""
+    run_dir = _locate(run)
+    step = _pick_step(run_dir, step)
+    if (runs_root() / run_name).resolve() == run_dir.resolve():
+        raise ValueError(f"run_name={run_name!r} is the parent run: give the branch a new name")
+    trainer = _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name)
+    trainer.log.config["parent"] = {"run": str(run_dir), "step": step}
+    trainer.log.write_config()
+    trainer.log.copy_from(RunLog.read(run_dir), step)
+    trainer.log_event("fork", {"parent": run_dir.name, **changes}, reward_funcs is not None)
+    return trainer

@@ -1,0 +1,41 @@
+"""Compare runs: load several run folders and overlay a metric (``lk.compare_runs``)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from labkit.runlog import RunLog, load_run
+
+
+def _runs(runs) -> dict:
+    """name -> RunLog, from RunLogs, folders or run names (under ``$LABKIT_RUNS``)."""
+    out = {}
+    for r in ([runs] if isinstance(runs, (str, RunLog)) else runs):
+        log = r if isinstance(r, RunLog) else load_run(r)
+        out[log.name if log.name not in out else f"{log.name} ({len(out)})"] = log
+    return out
+
+
+def compare_frame(runs, metrics=("reward/mean",)) -> pd.DataFrame:
+    """Long table ``run, step, metric, value`` of several runs (for your own plots).
+
+    >>> log = RunLog(None); log.log("metrics", [{"step": 1, "reward/mean": 0.5}])
+    >>> compare_frame([log]).values.tolist()
+    [['run', 1, 'reward/mean', 0.5]]
+    """
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    rows = []
+    for name, log in _runs(runs).items():
+        m = log.metrics
+        for key in metrics:
+            if key in m.columns:
+                rows += [(name, s, key, v) for s, v in zip(m["step"], m[key])]
+    return pd.DataFrame(rows, columns=["run", "step", "metric", "value"])
+
+
+def compare_runs(runs, metric: str = "reward/mean", smooth: int = 1):
+    """A plotly figure overlaying ``metric`` of several runs (names, folders or RunLogs);
+    a fork's history up to its branch step is its parent's, so branches split visibly."""
+    from labkit.plots.runs import compare_figure
+
+    return compare_figure(_runs(runs), metric, smooth)

@@ -1,0 +1,36 @@
+"""Several runs on one figure: any metric overlaid, forks marked where they branch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from labkit.plots.training import event_label
+
+
+def compare_figure(runs: dict, metric: str, smooth: int = 1) -> go.Figure:
+    """One line per run (``runs``: name -> RunLog); ``smooth`` > 1 is a trailing moving mean.
+
+    A fork's branch point is a marker labelled with what the branch changed.
+    """
+    fig = go.Figure()
+    for name, run in runs.items():
+        m = run.metrics
+        if metric not in m.columns:
+            continue
+        y = pd.to_numeric(m[metric], errors="coerce").rolling(smooth, min_periods=1).mean()
+        y = y.to_numpy(dtype=float)
+        fig.add_trace(go.Scatter(x=m["step"].to_numpy(), y=np.where(np.isfinite(y), y, None),
+                                 mode="lines", name=name))
+        ev = run.events
+        for row in (ev[ev["kind"] == "fork"].to_dict("records") if "kind" in ev else []):
+            at = m[m["step"] == row["step"]]
+            if len(at):
+                fig.add_trace(go.Scatter(
+                    x=[row["step"]], y=[float(y[at.index[0]])], mode="markers",
+                    marker={"symbol": "diamond", "size": 10}, showlegend=False,
+                    hovertext=f"{name} forks: {event_label(row)}", hoverinfo="text"))
+    fig.update_layout(title=f"{metric} by run", xaxis_title="step", yaxis_title=metric,
+                      template="plotly_white")
+    return fig
