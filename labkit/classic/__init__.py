@@ -6,6 +6,7 @@ TD(lambda)), ``control`` (Q-learning, SARSA), ``dqn`` (torch), ``pg`` (REINFORCE
 GAE), ``mcts`` (tic-tac-toe). Notebooks call them as ``lk.classic.value_iteration(...)``.
 """
 
+from labkit.classic import mcts  # tic-tac-toe: lk.classic.mcts.mcts(board), .minimax(board)
 from labkit.classic.bandit import bandit_testbed, run_bandit
 from labkit.classic.control import (
     ControlConfig,
@@ -81,6 +82,7 @@ __all__ = [
     "greedy_return",
     "gridworld",
     "mc_prediction",
+    "mcts",
     "nstep_td_prediction",
     "per_episode_gradients",
     "pg_loss",

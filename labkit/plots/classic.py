@@ -183,3 +183,21 @@ def value_and_curve(mdp, V: np.ndarray, policy: np.ndarray | None, curves: dict,
     fig.update_yaxes(autorange="reversed", showticklabels=False, row=1, col=1)
     fig.update_xaxes(showticklabels=False, row=1, col=1)
     return fig.update_layout(title=title, height=650 if wide else 420, width=950)
+
+
+def board_visits(board: tuple[int, ...], visits: np.ndarray, q: np.ndarray,
+                 title: str = "MCTS visit counts") -> go.Figure:
+    """Tic-tac-toe board: visit count N(s, a) per empty cell (colour), Q and X/O as text.
+
+    >>> fig = board_visits((1, 0, 0, 0, -1, 0, 0, 0, 0), np.arange(9), np.zeros(9))
+    >>> fig.data[0].text[0][0], fig.data[0].text[1][1]
+    ('X', 'O')
+    """
+    marks = {1: "X", -1: "O"}
+    text = [marks.get(b, f"N={n}<br>Q={v:+.2f}") for b, n, v in zip(board, visits, q, strict=True)]
+    z = [[None if board[3 * r + c] else int(visits[3 * r + c]) for c in range(3)] for r in range(3)]
+    fig = go.Figure(go.Heatmap(z=z, text=np.array(text).reshape(3, 3), texttemplate="%{text}",
+                               colorscale="Blues", showscale=False, textfont={"size": 16}))
+    fig.update_yaxes(autorange="reversed", showticklabels=False, scaleanchor="x")
+    fig.update_xaxes(showticklabels=False)
+    return fig.update_layout(title=title, width=380, height=400)
