@@ -150,7 +150,8 @@ def train_dqn(mdp: TabularMDP, cfg: DQNConfig, Q_star: np.ndarray | None = None,
         D.add(s, a, r, s2, done)
         G, t, s = G + r, t + 1, s2
         if done or t >= cfg.max_episode_steps:  # a time limit is not a terminal: keep done=0
-            stats["returns"].append(G), stats["episode_end"].append(step)
+            stats["returns"].append(G)
+            stats["episode_end"].append(step)
             s, G, t = mdp.reset(rng), 0.0, 0
         if step >= cfg.learning_starts:
             batch = D.sample(cfg.batch_size, rng) if cfg.replay else D.data[:1]

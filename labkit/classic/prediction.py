@@ -43,7 +43,9 @@ def sample_episode(mdp: TabularMDP, pi: np.ndarray, rng: np.random.Generator,
     for _ in range(max_steps):
         a = min(int(np.searchsorted(cum[s], rng.random(), side="right")), mdp.n_actions - 1)
         s, r, done = mdp.step(s, a, rng)
-        states.append(s), actions.append(a), rewards.append(r)
+        states.append(s)
+        actions.append(a)
+        rewards.append(r)
         if done:
             break
     return Episode(np.array(states), np.array(actions), np.array(rewards, dtype=float), done)
