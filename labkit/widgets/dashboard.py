@@ -185,6 +185,9 @@ class Dashboard(W.VBox):
         tr.pause_event.clear()
         n = int(self.steps.value)
         self._target = tr.global_step + n
+        if self._target > tr.config.max_steps:  # the linear schedule would sit at lr = 0
+            tr.update(max_steps=self._target)
+            self._say(f"max_steps -> {self._target} so the learning-rate schedule runs on")
         self.progress.min, self.progress.max = tr.global_step, self._target
         self.thread = threading.Thread(target=self._train, args=(n,), daemon=True,
                                        name="labkit-dashboard")
