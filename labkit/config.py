@@ -7,6 +7,7 @@ before any work is done.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import ClassVar
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "reinforce")
 KL_ESTIMATORS = ("k1", "k2", "k3", "k3_st")
@@ -83,10 +84,12 @@ class GRPOConfig:
     """Completions per step whose per-token log-prob, ratio, k1/k2/k3, advantage and weight are
     recorded for heatmaps (0: off)."""
     extra: dict = field(default_factory=dict)
+    min_generations: ClassVar[int] = 2  # PPO needs no group: 1
 
     def __post_init__(self):
-        _require(self.num_generations >= 2, f"num_generations={self.num_generations}: group "
-                 "advantages need at least 2 completions per prompt; use 2 or more (8-16 is usual)")
+        _require(self.num_generations >= self.min_generations,
+                 f"num_generations={self.num_generations}: group advantages need at least 2 "
+                 "completions per prompt; use 2 or more (8-16 is usual)")
         _require(self.prompts_per_step >= 1, f"prompts_per_step={self.prompts_per_step}: use 1 or more")
         _require(self.max_completion_length is None or self.max_completion_length >= 1,
                  f"max_completion_length={self.max_completion_length}: use a positive number or None")

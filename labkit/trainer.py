@@ -79,6 +79,7 @@ class GRPOTrainer:
         self.adapter_ref = wants_ref and is_peft(model)
         self.ref_model = frozen_copy(model) if wants_ref and not self.adapter_ref else None
         self.params = [p for p in model.parameters() if p.requires_grad]  # LoRA: adapter only
+        self.params += self.build_heads()
         self.optimizer = torch.optim.AdamW(self.params, lr=self.config.learning_rate,
                                            weight_decay=self.config.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
@@ -142,6 +143,10 @@ class GRPOTrainer:
         if rewards_changed:
             changes["reward_funcs"] = [reward_name(f) for f, _ in self.reward_funcs]
         self.log.log("events", [{"step": self.global_step, "kind": kind, **changes}])
+
+    def build_heads(self) -> list:
+        """Extra trainable modules on the policy (PPO's value head); their parameters."""
+        return []
 
     def extra_state(self) -> dict:
         """Algorithm-specific state for checkpoints (a value head, ...); none for GRPO."""
