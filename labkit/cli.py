@@ -66,9 +66,11 @@ def main(argv=None) -> int:
     d.add_argument("--num-generations", type=int, default=16)
     d.add_argument("--prompts-per-step", type=int, default=16)
     d.add_argument("--beta", type=float, default=0.0)
+    from labkit.export import add_parser as add_export_parser
+    add_export_parser(sub)
     args = ap.parse_args(argv)
     try:
-        return demo(args)
+        return getattr(args, "func", demo)(args)
     except ValueError as e:  # bad input: one readable line, not a traceback
         print(f"error: {e}", file=sys.stderr)
         return 2

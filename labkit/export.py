@@ -1,0 +1,288 @@
+"""``python -m labkit export-trl``: a lab's GRPO run as a standalone TRL run on N GPUs.
+
+Writes into ``--out``:
+  ``train_grpo.py``     TRL ``GRPOTrainer`` with the same reward functions (imported by module
+                        path, or their source copied when they live in a notebook or script) and
+                        the same hyperparameters (:func:`labkit.trl_bridge.trl_kwargs`); it
+                        switches to CPU-safe settings by itself when there is no GPU;
+  ``data/train.jsonl``  the task's training prompts and answers (TRL passes ``answer`` to the
+                        reward functions, as labkit does);
+  ``accelerate.yaml``   ``accelerate launch`` config: N processes, DDP or DeepSpeed ZeRO-2/3;
+  ``launch.sh``         the command (with ``trl vllm-serve`` on the first GPU for
+                        ``--vllm server``).
+Then ``bash launch.sh`` on the GPU box. ``--num-gpus 0`` writes a one-process CPU config.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import json
+import pathlib
+import textwrap
+
+from labkit.config import GRPOConfig
+from labkit.rewards import get_reward, reward_name
+from labkit.trl_bridge import trl_kwargs
+
+DEEPSPEED = ("none", "zero2", "zero3")
+VLLM = ("off", "colocate", "server")
+
+SCRIPT = '''\
+"""GRPO with TRL, exported from labkit ({source}).
+
+    accelerate launch --config_file accelerate.yaml train_grpo.py [--max-steps N]
+"""
+import argparse
+import pathlib
+
+import torch
+from datasets import load_dataset
+from trl import GRPOConfig, GRPOTrainer
+
+{reward_code}
+
+HERE = pathlib.Path(__file__).parent
+MODEL = {model!r}
+CONFIG = {config}
+REWARD_FUNCS = [{reward_names}]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--max-steps", type=int, default=CONFIG["max_steps"])
+    ap.add_argument("--output-dir", default=CONFIG["output_dir"])
+    a = ap.parse_args()
+    kw = {{**CONFIG, "max_steps": a.max_steps, "output_dir": a.output_dir}}
+    if not torch.cuda.is_available():  # CPU-safe: no bf16, no activation checkpointing
+        kw.update(bf16=False, use_cpu=True, activation_checkpointing=False)
+        kw.update(use_vllm=False)
+    data = load_dataset("json", data_files=str(HERE / "data" / "train.jsonl"), split="train")
+    trainer = GRPOTrainer(model=MODEL, reward_funcs=REWARD_FUNCS, args=GRPOConfig(**kw),
+                          train_dataset=data)
+    trainer.train()
+    trainer.save_model(kw["output_dir"])
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def reward_code(specs) -> tuple[str, list[str]]:
+    """Python source that defines each reward function in the script, and their names.
+
+    ``specs``: built-in names (``"length_target"``) and ``"module:function"`` strings are
+    imported by module path; a function object is imported when it is labkit's, else its source
+    is copied (a reward written in a notebook or a test), so it must be self-contained (its
+    imports inside the function).
+
+    >>> code, names = reward_code(["exact_match", "labkit.rewards:length_target"])
+    >>> [line for line in code.splitlines() if line]
+    ['from labkit.rewards import exact_match', 'from labkit.rewards import length_target']
+    """
+    lines, names = [], []
+    for spec in ([specs] if isinstance(specs, str) or callable(specs) else specs):
+        fn = resolve_reward(spec)
+        name, module = reward_name(fn), getattr(fn, "__module__", "__main__")
+        if isinstance(spec, str) or module.split(".")[0] == "labkit":
+            lines.append(f"from {module} import {name}")
+        else:
+            try:
+                lines.append(textwrap.dedent(inspect.getsource(fn)).rstrip())
+            except (OSError, TypeError):
+                raise ValueError(f"reward {name!r}: its source cannot be read; define it in a "
+                                 ".py file and pass it as 'module:function'") from None
+        names.append(name)
+    return "\n\n\n".join(lines), names
+
+
+def resolve_reward(spec):
+    """A reward from a built-in name (``length_target``), ``module:function`` or a function.
+
+    >>> resolve_reward("labkit.rewards:length_target").__name__
+    'length_target'
+    """
+    if callable(spec) or ":" not in spec:
+        return get_reward(spec)
+    module, name = spec.split(":", 1)
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"reward {spec!r} cannot be imported ({e}): give 'module:function' "
+                         "with the module on the Python path") from None
+
+
+def resolve_model(name: str) -> str:
+    """What TRL loads: the folder of a built-in labkit model, else the name (a hub id)."""
+    from labkit.models import BUILTIN
+
+    if name in BUILTIN:
+        return str(BUILTIN[name])
+    if name == "smollm2-offline":
+        from labkit.smollm2 import smollm2_folder
+
+        return str(smollm2_folder())
+    return name
+
+
+def accelerate_config(num_gpus: int, deepspeed: str = "none") -> str:
+    """An ``accelerate launch`` config (YAML): DDP or DeepSpeed ZeRO on ``num_gpus`` GPUs of one
+    machine, bf16; ``num_gpus=0``: one CPU process. The layout of TRL's
+    ``examples/accelerate_configs``.
+
+    >>> print(accelerate_config(0).splitlines()[1])
+    distributed_type: 'NO'
+    """
+    if deepspeed not in DEEPSPEED:
+        raise ValueError(f"deepspeed={deepspeed!r}: use one of {DEEPSPEED}")
+    if num_gpus < 0:
+        raise ValueError(f"num_gpus={num_gpus}: use 0 (CPU) or more")
+    lines = ["compute_environment: LOCAL_MACHINE"]
+    if num_gpus == 0:
+        lines += ["distributed_type: 'NO'", "mixed_precision: 'no'", "use_cpu: true"]
+    elif deepspeed != "none":
+        stage = deepspeed[-1]
+        lines += ["distributed_type: DEEPSPEED", "deepspeed_config:",
+                  "  deepspeed_multinode_launcher: standard",
+                  "  offload_optimizer_device: none", "  offload_param_device: none",
+                  f"  zero3_init_flag: {'true' if stage == '3' else 'false'}",
+                  f"  zero3_save_16bit_model: {'true' if stage == '3' else 'false'}",
+                  f"  zero_stage: {stage}", "mixed_precision: bf16", "use_cpu: false"]
+    else:
+        lines += ["distributed_type: " + ("MULTI_GPU" if num_gpus > 1 else "'NO'"),
+                  "gpu_ids: all", "mixed_precision: bf16", "use_cpu: false"]
+    lines += ["downcast_bf16: 'no'", "machine_rank: 0", "main_training_function: main",
+              "num_machines: 1", f"num_processes: {max(1, num_gpus)}", "rdzv_backend: static",
+              "same_network: true"]
+    return "\n".join(lines) + "\n"
+
+
+def launch_script(model: str, num_gpus: int, vllm: str) -> str:
+    """``launch.sh``: accelerate launch; for ``vllm='server'`` a ``trl vllm-serve`` process on
+    GPU 0 generates and the other GPUs train."""
+    run = "accelerate launch --config_file accelerate.yaml train_grpo.py \"$@\""
+    if vllm != "server":
+        return f"#!/usr/bin/env bash\nset -e\ncd \"$(dirname \"$0\")\"\n{run}\n"
+    train_gpus = ",".join(str(i) for i in range(1, num_gpus))
+    return ("#!/usr/bin/env bash\nset -e\ncd \"$(dirname \"$0\")\"\n"
+            f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model {model} &\n"
+            "SERVER=$!; trap 'kill $SERVER' EXIT\n"
+            f"CUDA_VISIBLE_DEVICES={train_gpus} {run} --num_processes {num_gpus - 1}\n")
+
+
+@dataclasses.dataclass
+class Export:
+    """What :func:`export_trl` wrote."""
+
+    folder: pathlib.Path
+    script: pathlib.Path
+    accelerate_config: pathlib.Path
+    launch: pathlib.Path
+    config: dict
+
+
+def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task="addition",
+               reward_funcs=("digit_partial",), num_gpus: int = 8, deepspeed: str = "none",
+               vllm: str = "off") -> Export:
+    """Write a standalone TRL GRPO run of ``config`` to the folder ``out`` (see module doc).
+
+    The per-device batch is prompts_per_step x num_generations / training processes, so one
+    TRL step trains on what one labkit step does.
+    """
+    from labkit.tasks import get_task
+
+    if vllm not in VLLM:
+        raise ValueError(f"vllm={vllm!r}: use one of {VLLM}")
+    if vllm == "server" and num_gpus < 2:
+        raise ValueError(f"vllm='server' with num_gpus={num_gpus}: the server takes one GPU "
+                         "and training at least one more; use num_gpus >= 2 or vllm='colocate'")
+    cfg, task = config or GRPOConfig(), get_task(task)
+    procs = max(1, num_gpus - (vllm == "server"))
+    kw = trl_kwargs(cfg, "output", task, procs, gpu=num_gpus > 0)
+    if num_gpus > 0:
+        kw.update(bf16=True)
+    if vllm != "off":
+        kw.update(use_vllm=True, vllm_mode=vllm)
+    folder = pathlib.Path(out)
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    with open(folder / "data" / "train.jsonl", "w") as f:
+        f.writelines(json.dumps({"prompt": e.prompt, "answer": e.answer}) + "\n"
+                     for e in task.train)
+    code, names = reward_code(reward_funcs)
+    path = resolve_model(model)
+    script = SCRIPT.format(source=f"model {model}, task {task.name}", reward_code=code,
+                           model=path, config=_pretty(kw), reward_names=", ".join(names))
+    files = {"train_grpo.py": script, "accelerate.yaml": accelerate_config(num_gpus, deepspeed),
+             "launch.sh": launch_script(path, num_gpus, vllm)}
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    (folder / "launch.sh").chmod(0o755)
+    return Export(folder, folder / "train_grpo.py", folder / "accelerate.yaml",
+                  folder / "launch.sh", kw)
+
+
+def _pretty(kw: dict) -> str:
+    body = "".join(f"    {k!r}: {v!r},\n" for k, v in kw.items())
+    return "{\n" + body + "}"
+
+
+def add_parser(subparsers) -> None:
+    """The ``export-trl`` subcommand of ``python -m labkit``."""
+    p = subparsers.add_parser("export-trl", help="write a TRL script + accelerate config for "
+                              "this GRPO run on N GPUs")
+    p.add_argument("--out", default="trl_export", help="folder to write (default trl_export)")
+    p.add_argument("--from-run", help="a labkit run folder: take its config.json (task, "
+                   "rewards, hyperparameters); flags below override")
+    p.add_argument("--model", default=None, help="labkit model name, folder or hub id "
+                   "(default tiny)")
+    p.add_argument("--task", default=None)
+    p.add_argument("--reward", nargs="+", default=None,
+                   help="built-in reward names or module:function")
+    p.add_argument("--num-gpus", type=int, default=8, help="0 writes a CPU config")
+    p.add_argument("--deepspeed", choices=DEEPSPEED, default="none")
+    p.add_argument("--vllm", choices=VLLM, default="off")
+    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                   help="GRPOConfig fields, e.g. --set num_generations=8 beta=0.04")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Build the config from ``--from-run`` and ``--set``, write the export, say what to run."""
+    base = json.loads((pathlib.Path(args.from_run) / "config.json").read_text()) \
+        if args.from_run else {}
+    fields = {f.name: f for f in dataclasses.fields(GRPOConfig)}
+    values = {k: v for k, v in base.items() if k in fields}
+    for item in args.set:
+        key, _, text = item.partition("=")
+        if key not in fields:
+            raise ValueError(f"--set {item}: unknown field {key!r}; GRPOConfig has "
+                             f"{', '.join(sorted(fields))}")
+        values[key] = _parse(text)
+    ex = export_trl(args.out, GRPOConfig(**values), args.model or base.get("model", "tiny"),
+                    args.task or base.get("task", "addition"),
+                    args.reward or base.get("reward_funcs", ["digit_partial"]),
+                    args.num_gpus, args.deepspeed, args.vllm)
+    print(f"wrote {ex.script}, {ex.accelerate_config}, {ex.launch}")
+    print(f"run: bash {ex.launch}   (or: cd {ex.folder} && accelerate launch "
+          "--config_file accelerate.yaml train_grpo.py)")
+    return 0
+
+
+def _parse(text: str):
+    """``8`` -> 8, ``0.04`` -> 0.04, ``none`` -> None, ``true`` -> True, ``[1, 0.5]`` -> list,
+    anything else the string itself.
+
+    >>> _parse("8"), _parse("none"), _parse("True"), _parse("[1, 0.5]"), _parse("dapo")
+    (8, None, True, [1, 0.5], 'dapo')
+    """
+    low = text.lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text

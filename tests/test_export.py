@@ -1,0 +1,90 @@
+"""``python -m labkit export-trl``: the exported TRL script runs, the accelerate configs load."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from accelerate.commands.config.config_args import load_config_from_file
+
+from labkit.cli import main
+from labkit.config import GRPOConfig
+from labkit.export import accelerate_config, export_trl, reward_code
+
+
+def ends_in_seven(completions, **kwargs):
+    """A reward defined outside labkit: its source is copied into the exported script."""
+    return [1.0 if c.strip().endswith("7") else 0.0 for c in completions]
+
+
+@pytest.mark.slow
+def test_exported_script_runs_two_grpo_steps_on_cpu_with_the_same_rewards(tmp_path):
+    out = tmp_path / "export"
+    rc = main(["export-trl", "--out", str(out), "--num-gpus", "0", "--model", "tiny",
+               "--reward", "exact_match", "labkit.rewards:digit_partial",
+               "--set", "num_generations=4", "prompts_per_step=2", "max_completion_length=4",
+               "beta=0.04", "learning_rate=0.001", "reward_weights=[1.0,0.5]"])
+    assert rc == 0
+    text = (out / "train_grpo.py").read_text()
+    assert "from labkit.rewards import exact_match" in text
+    assert "'per_device_train_batch_size': 8" in text and "'beta': 0.04" in text
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run([sys.executable, "-m", "accelerate.commands.launch", "--config_file",
+                          str(out / "accelerate.yaml"), str(out / "train_grpo.py"),
+                          "--max-steps", "2", "--output-dir", str(tmp_path / "run")],
+                         check=False, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (tmp_path / "run" / "model.safetensors").exists()
+    steps = [pd.read_parquet(tmp_path / "run" / "completions" / f"completions_0000{k}.parquet")
+             for k in (1, 2)]
+    for s in steps:  # 2 prompts x 4 generations, scored by both reward functions
+        assert len(s) == 8 and {"exact_match", "digit_partial", "advantage"} <= set(s.columns)
+    rows = [json.loads(line) for line in (out / "data" / "train.jsonl").read_text().splitlines()]
+    answers = {r["prompt"]: r["answer"] for r in rows}
+    s = steps[0]
+    assert s["prompt"].isin(answers).all()
+    from labkit.rewards import exact_match
+
+    assert list(s["exact_match"]) == exact_match(list(s["completion"]),
+                                                 answer=[answers[p] for p in s["prompt"]])
+
+
+def test_a_notebook_reward_is_copied_and_runs_without_its_module(tmp_path):
+    code, names = reward_code([ends_in_seven, "length_target"])
+    assert names == ["ends_in_seven", "length_target"]
+    assert "def ends_in_seven(completions" in code and "import test_export" not in code
+    ns = {}
+    exec(code, ns)  # noqa: S102  (the copied source defines a working function)
+    assert ns["ends_in_seven"](["17", "18"]) == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("gpus, ds, kind, procs", [
+    (0, "none", "NO", 1), (1, "none", "NO", 1), (8, "none", "MULTI_GPU", 8),
+    (4, "zero2", "DEEPSPEED", 4), (8, "zero3", "DEEPSPEED", 8)])
+def test_accelerate_configs_load_in_accelerate(tmp_path, gpus, ds, kind, procs):
+    path = tmp_path / "a.yaml"
+    path.write_text(accelerate_config(gpus, ds))
+    cfg = load_config_from_file(str(path))
+    assert str(getattr(cfg.distributed_type, "value", cfg.distributed_type)) == kind and cfg.num_processes == procs
+    assert cfg.use_cpu == (gpus == 0)
+    if ds != "none":
+        assert cfg.deepspeed_config["zero_stage"] == int(ds[-1])
+        assert str(getattr(cfg.mixed_precision, "value", cfg.mixed_precision)) == "bf16"
+
+
+def test_vllm_server_takes_one_gpu_and_bad_options_are_refused(tmp_path):
+    cfg = GRPOConfig(prompts_per_step=3, num_generations=4)
+    ex = export_trl(tmp_path / "v", cfg, "tiny", reward_funcs="exact_match", num_gpus=4,
+                    vllm="server")
+    launch = ex.launch.read_text()
+    assert "CUDA_VISIBLE_DEVICES=0 trl vllm-serve" in launch and "--num_processes 3" in launch
+    assert ex.config["use_vllm"] and ex.config["vllm_mode"] == "server" and ex.config["bf16"]
+    assert ex.config["per_device_train_batch_size"] == 3 * 4 // 3  # 3 training GPUs
+    with pytest.raises(ValueError, match="vllm='server' with num_gpus=1"):
+        export_trl(tmp_path / "w", num_gpus=1, vllm="server")
+    with pytest.raises(ValueError, match="deepspeed='zero1'"):
+        accelerate_config(2, "zero1")
+    assert main(["export-trl", "--out", str(tmp_path / "x"), "--set", "beta=-1"]) == 2
+    assert main(["export-trl", "--out", str(tmp_path / "x"), "--set", "gamma=1"]) == 2
