@@ -10,10 +10,13 @@ import random
 def fast_mode() -> bool:
     """True when ``LABKIT_FAST`` is set to a non-empty, non-zero value (CI runs labs this way).
 
-    >>> import os; os.environ["LABKIT_FAST"] = "1"; fast_mode()
+    >>> import os; saved = os.environ.pop("LABKIT_FAST", None)
+    >>> os.environ["LABKIT_FAST"] = "1"; fast_mode()
     True
     >>> os.environ["LABKIT_FAST"] = "0"; fast_mode()
     False
+    >>> _ = os.environ.pop("LABKIT_FAST")
+    >>> if saved is not None: os.environ["LABKIT_FAST"] = saved
     """
     return os.environ.get("LABKIT_FAST", "") not in ("", "0", "false", "False")
 
