@@ -78,10 +78,12 @@ class GRPOTrainer:
         # LoRA: pi_ref is the same model with its adapter disabled, not a second copy
         self.adapter_ref = wants_ref and is_peft(model)
         self.ref_model = frozen_copy(model) if wants_ref and not self.adapter_ref else None
-        self.params = [p for p in model.parameters() if p.requires_grad]  # LoRA: adapter only
-        self.params += self.build_heads()
-        self.optimizer = torch.optim.AdamW(self.params, lr=self.config.learning_rate,
-                                           weight_decay=self.config.weight_decay)
+        groups = [[p for p in model.parameters() if p.requires_grad]]  # LoRA: adapter only
+        groups += self.build_heads()
+        self.params = [p for g in groups for p in g]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": g, "lr": lr} for g, lr in zip(groups, self.group_lrs())],
+            weight_decay=self.config.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.rng = random.Random(self.config.seed)
         self.generator = torch.Generator().manual_seed(self.config.seed)
@@ -133,10 +135,14 @@ class GRPOTrainer:
 
     def apply_config(self) -> None:
         """Push ``self.config``'s learning rate into the optimizer and the schedule."""
-        lr = self.config.learning_rate
-        for g in self.optimizer.param_groups:
+        lrs = self.group_lrs()
+        for g, lr in zip(self.optimizer.param_groups, lrs):
             g["lr"] = lr * self._lr_factor(self.global_step)
-        self.scheduler.base_lrs = [lr] * len(self.optimizer.param_groups)
+        self.scheduler.base_lrs = lrs
+
+    def group_lrs(self) -> list[float]:
+        """Learning rate of each optimizer group: the policy's, then one per extra head."""
+        return [self.config.learning_rate]
 
     def log_event(self, kind: str, changes: dict, rewards_changed: bool = False) -> None:
         """An ``events`` row: what changed, after which step (figures mark it)."""
@@ -144,8 +150,8 @@ class GRPOTrainer:
             changes["reward_funcs"] = [reward_name(f) for f, _ in self.reward_funcs]
         self.log.log("events", [{"step": self.global_step, "kind": kind, **changes}])
 
-    def build_heads(self) -> list:
-        """Extra trainable modules on the policy (PPO's value head); their parameters."""
+    def build_heads(self) -> list[list]:
+        """Extra trainable modules on the policy (PPO's value head): one parameter list each."""
         return []
 
     def extra_state(self) -> dict:
