@@ -7,7 +7,7 @@ STAMP := $(VENV)/.labkit-installed
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
-	@test -x $(PYTHON) || python3 -m venv $(VENV)
+	@command -v $(PYTHON) >/dev/null || python3 -m venv $(VENV)
 	@# torch first, and only when missing, so an existing torch (Colab's CUDA build) is kept.
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
 	$(PYTHON) -m pip install -q -c constraints.txt -e ".[lab,dev,real]"
