@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= $(VENV)/bin/python
 STAMP := $(VENV)/.labkit-installed
 
-.PHONY: setup demo test test-fast lab lint clean
+.PHONY: setup demo test test-fast lab lint clean browser
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
@@ -17,8 +17,20 @@ $(STAMP): pyproject.toml constraints.txt
 demo: setup
 	$(PYTHON) -m labkit demo
 
-test: setup
+test: setup browser
 	$(PYTHON) -m pytest -q
+
+# tests/test_browser.py drives JupyterLab in Debian's chromium (Playwright cannot download a browser
+# here); installed when missing and we are root with apt-get, else that test is skipped, saying why.
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium \
+	      fonts-liberation) || echo "browser: apt-get could not install chromium: tests/test_browser.py will be skipped"; \
+	  else \
+	    echo "browser: /usr/bin/chromium is missing and apt-get is not usable (not root?): tests/test_browser.py will be skipped"; \
+	  fi; \
+	fi
 
 lab: setup
 	$(PYTHON) -m jupyter lab labs/

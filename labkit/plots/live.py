@@ -92,8 +92,8 @@ def live_figure(rows: list[dict] = (), events: list[dict] = ()) -> go.Figure:
         fig.add_scatter(x=x, y=y, name=name, mode="lines", line={"dash": dash},
                         row=p // COLS + 1, col=p % COLS + 1)
     shapes, notes = event_shapes(list(events))
-    fig.update_layout(height=520, margin={"t": 40, "b": 30, "l": 40, "r": 10},
-                      legend={"orientation": "h", "y": -0.08}, shapes=shapes,
+    fig.update_layout(height=600, margin={"t": 40, "b": 110, "l": 40, "r": 10},
+                      legend={"orientation": "h", "y": -0.14, "yanchor": "top"}, shapes=shapes,
                       annotations=list(fig.layout.annotations) + notes)
     fig.update_xaxes(title_text="step", row=2)
     return fig

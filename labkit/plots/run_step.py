@@ -139,6 +139,6 @@ def step_token_weights(run, step: int | None = None, n: int = 8,
     """Token weights w_{i,t} of each loss type for the first ``n`` completions of a step (their
     real lengths), via :func:`labkit.plots.aggregation.token_weights_figure`."""
     step, rows = _step(run.samples, step)
-    fig = token_weights_figure(rows["length"].to_numpy()[:n], loss_types)
+    fig = token_weights_figure(rows["length"].tolist()[:n], loss_types)
     fig.update_layout(title=f"Weight of each token's loss, step {step} (first {n} completions)")
     return fig

@@ -121,7 +121,7 @@ class Dashboard(W.VBox):
                     self.progress, self.status]),
             W.HBox([*self.controls.values(), self.apply_btn]), self.message, box, self.table])
         self.add_class("lk-dashboard")
-        self._last_draw, self._target = 0, trainer.global_step
+        self._last_draw, self._target, self._ended = 0, trainer.global_step, "idle"
         self.refresh()
 
     def _controls(self) -> dict:
@@ -188,11 +188,13 @@ class Dashboard(W.VBox):
         if self._target > tr.config.max_steps:  # the linear schedule would sit at lr = 0
             tr.update(max_steps=self._target)
             self._say(f"max_steps -> {self._target} so the learning-rate schedule runs on")
-        self.progress.min, self.progress.max = tr.global_step, self._target
+        self.progress.max = self._target  # max first: min may not exceed max
+        self.progress.min = tr.global_step
         self.thread = threading.Thread(target=self._train, args=(n,), daemon=True,
                                        name="labkit-dashboard")
+        self._ended = "running"
         self.thread.start()
-        self._status("running")
+        self._status()
 
     def _train(self, n: int) -> None:
         try:
@@ -200,8 +202,8 @@ class Dashboard(W.VBox):
         except Exception as e:  # noqa: BLE001 - e.g. a failing reward: shown, log kept
             self._say(f"training stopped at step {self.trainer.global_step}: {e}", error=True)
         finally:
+            self._ended = "stopped" if self.trainer.stop_event.is_set() else "finished"
             self.refresh()
-            self._status("stopped" if self.trainer.stop_event.is_set() else "finished")
 
     def _on_step(self, trainer, metrics: dict) -> None:
         if trainer.global_step - self._last_draw >= self.every:
@@ -209,17 +211,18 @@ class Dashboard(W.VBox):
 
     def pause(self) -> None:
         self.trainer.pause()
-        self._status("paused")
+        self._status()
 
     def resume(self) -> None:
         self.trainer.resume()
-        self._status("running" if self.running else "idle")
+        self._status()
 
     def stop(self) -> None:
         self.trainer.stop()
         self.trainer.resume()  # a paused loop must wake up to see the stop
-        self.wait(30)
-        self._status("stopped")
+        if self.wait(30):
+            self._ended = "stopped"
+        self._status()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the training thread ends (True) or ``timeout`` seconds pass (False)."""
@@ -249,11 +252,16 @@ class Dashboard(W.VBox):
             cols = [k for k in group[0] if k.startswith("rewards/")]
             self.table.value = f"<b>step {step}, group 0</b>" + samples_html(group, cols)
         self.progress.value = min(self.trainer.global_step, self.progress.max)
-        if last is not None:
-            self._status(self.status.value.split(" ·")[0] or "idle", last)
+        self._status(last)
 
-    def _status(self, state: str, last: dict | None = None) -> None:
-        tr = self.trainer
+    def state(self) -> str:
+        """'running', 'paused', or how the last run ended ('idle' before any)."""
+        if self._ended == "running":
+            return "paused" if self.trainer.pause_event.is_set() else "running"
+        return self._ended
+
+    def _status(self, last: dict | None = None) -> None:
+        tr, state = self.trainer, self.state()
         if last is None:
             with tr.log.lock:
                 last = tr.log.records["metrics"][-1] if tr.log.records["metrics"] else None

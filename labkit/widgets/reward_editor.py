@@ -115,7 +115,7 @@ class RewardEditor(W.VBox):
             fn = compile_reward(self.code.value)
             result = evaluate_reward(fn, bank, self.timeout)
         except (RewardError, ValueError) as e:
-            self._say(f"❌ {e}", error=True)
+            self._say(f"✗ {e}", error=True)
             return None
         self.fn, self.result, self._tried_code = fn, result, self.code.value
         with self.fig.batch_update():
@@ -123,7 +123,7 @@ class RewardEditor(W.VBox):
             self.fig.data[1].x = result["advantages"]
         self.examples.value = examples_html(bank, result)
         r = result["rewards"]
-        self._say(f"✅ {fn.__name__}: {len(r)} completions, {result['groups']} groups; mean "
+        self._say(f"✓ {fn.__name__}: {len(r)} completions, {result['groups']} groups; mean "
                   f"reward {sum(r) / len(r):.3f}; groups with zero spread (no signal): "
                   f"{result['frac_zero_spread']:.0%}")
         return result
@@ -138,7 +138,7 @@ class RewardEditor(W.VBox):
             except RewardError as e:
                 if self.trainer is not None:
                     self.trainer.pause()
-                self._say(f"❌ during training (trainer paused; this step got no reward): {e}",
+                self._say(f"✗ during training (trainer paused; this step got no reward): {e}",
                           error=True)
                 return [None] * len(completions)
         return reward
@@ -146,19 +146,19 @@ class RewardEditor(W.VBox):
     def apply(self) -> bool:
         """Swap the tried function into the trainer between steps (logged as an event)."""
         if self.trainer is None:
-            self._say("❌ no trainer to apply to: create RewardEditor(trainer)", error=True)
+            self._say("✗ no trainer to apply to: create RewardEditor(trainer)", error=True)
             return False
         if self.fn is None or self._tried_code != self.code.value:
-            self._say("❌ press Try first: only code that ran cleanly on the bank is applied",
+            self._say("✗ press Try first: only code that ran cleanly on the bank is applied",
                       error=True)
             return False
         extra = {} if self.trainer.config.reward_weights is None else {"reward_weights": None}
         try:
             self.trainer.update(reward_funcs=[self.guarded(self.fn)], **extra)
         except ValueError as e:
-            self._say(f"❌ not applied: {e}", error=True)
+            self._say(f"✗ not applied: {e}", error=True)
             return False
-        self._say(f"✅ applied {self.fn.__name__} after step {self.trainer.global_step}")
+        self._say(f"✓ applied {self.fn.__name__} after step {self.trainer.global_step}")
         if self.dashboard is not None:
             self.dashboard.refresh()
         return True
