@@ -88,3 +88,21 @@ def test_vllm_server_takes_one_gpu_and_bad_options_are_refused(tmp_path):
         accelerate_config(2, "zero1")
     assert main(["export-trl", "--out", str(tmp_path / "x"), "--set", "beta=-1"]) == 2
     assert main(["export-trl", "--out", str(tmp_path / "x"), "--set", "gamma=1"]) == 2
+
+
+def test_from_run_takes_the_runs_task_rewards_and_hyperparameters(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    cfg = GRPOConfig(num_generations=4, prompts_per_step=6, beta=0.02, loss_type="dr_grpo")
+    (run / "config.json").write_text(json.dumps(
+        {**cfg.to_dict(), "task": "short_prompts", "reward_funcs": ["length_target"]}))
+    out = tmp_path / "out"
+    assert main(["export-trl", "--out", str(out), "--from-run", str(run), "--num-gpus", "2",
+                 "--set", "beta=0.05"]) == 0
+    text = (out / "train_grpo.py").read_text()
+    assert "from labkit.rewards import length_target" in text
+    for field in ("'num_generations': 4", "'per_device_train_batch_size': 12", "'beta': 0.05",
+                  "'loss_type': 'dr_grpo'", "'bf16': True"):
+        assert field in text, field
+    first = json.loads((out / "data" / "train.jsonl").read_text().splitlines()[0])
+    assert first["prompt"].startswith("<|im_start|>user") and first["answer"] == ""
