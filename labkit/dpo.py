@@ -1,0 +1,173 @@
+"""DPO on preference pairs (Rafailov et al. 2023, 2305.18290), given or built from rollouts.
+
+One step: draw ``batch_size`` pairs, compute the summed log-probs log pi(y_w | x), log pi(y_l | x)
+of the policy (with grad) and of the frozen reference (or the LoRA policy with its adapter off),
+then ``labkit.core.dpo_loss``: L = -log sigma(beta [(log pi - log pi_ref)(y_w) -
+(log pi - log pi_ref)(y_l)]). Pairs are ``{"prompt", "chosen", "rejected"}`` dicts (TRL's
+format); ``pairs=None`` builds them from the initial policy's rollouts (:mod:`labkit.pairs`).
+Departures from TRL: pairs are drawn with replacement; IPO uses token-averaged log-probs (TRL).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+from tqdm.auto import tqdm
+
+from labkit.config import _require
+from labkit.core import dpo_loss
+from labkit.core.preference import DPO_LOSS_TYPES
+from labkit.models import frozen_copy, load_policy
+from labkit.pairs import PAIR_MODES, rollout_pairs
+from labkit.rollout import completion_logprobs
+from labkit.runlog import RunLog, runs_root
+from labkit.sft import sft_batch
+from labkit.tasks import get_task
+from labkit.trainer import is_peft
+from labkit.utils import set_seed
+
+
+@dataclass
+class DPOConfig:
+    """Hyperparameters of DPO (TRL's names)."""
+
+    beta: float = 0.1
+    """Strength of the implicit KL to pi_ref (the temperature of the implicit reward)."""
+    loss_type: str = "sigmoid"
+    """'sigmoid' (DPO) or 'ipo'."""
+    learning_rate: float = 3e-5
+    """AdamW's; on the tiny policy 5e-5 already pushes both log-probs down and collapses it."""
+    batch_size: int = 32
+    """Pairs per step."""
+    max_steps: int = 100
+    max_grad_norm: float = 1.0
+    pair_mode: str = "correct_vs_incorrect"
+    """How pairs are built from rollouts when none are given: or 'long2short'."""
+    pair_prompts: int = 512
+    """Training prompts sampled to build pairs (when none are given)."""
+    num_generations: int = 8
+    """Completions per prompt when building pairs."""
+    seed: int = 0
+
+    def __post_init__(self):
+        _require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
+        _require(self.loss_type in DPO_LOSS_TYPES,
+                 f"loss_type={self.loss_type!r}: use one of {DPO_LOSS_TYPES}")
+        _require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
+        _require(self.batch_size >= 1, f"batch_size={self.batch_size}: use 1 or more")
+        _require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
+        _require(self.pair_mode in PAIR_MODES, f"pair_mode={self.pair_mode!r}: use one of "
+                 f"{PAIR_MODES}")
+        _require(self.num_generations >= 2, f"num_generations={self.num_generations}: pairs "
+                 "need at least 2 completions per prompt")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def sequence_logprobs(model, tokenizer, prompts, completions, average: bool = False):
+    """sum_t log pi(y_t | x, y_<t) of each completion (+ eos): [B]; the mean when ``average``."""
+    batch = sft_batch(tokenizer, list(zip(prompts, completions)))
+    mask = batch.completion_mask.float()  # [B, T]
+    total = (completion_logprobs(model, batch) * mask).sum(-1)  # [B]
+    return total / mask.sum(-1) if average else total
+
+
+class DPOTrainer:
+    """``DPOTrainer(model="tiny", pairs=None, max_steps=50).train()``; ``.log`` as GRPO's."""
+
+    algorithm = "dpo"
+
+    def __init__(self, model="tiny", pairs=None, task="addition", config: DPOConfig | None = None,
+                 tokenizer=None, run_name: str | None = None, **overrides):
+        self.config = c = dataclasses.replace(config or DPOConfig(), **overrides)
+        set_seed(c.seed)
+        if isinstance(model, str):
+            model, tokenizer = load_policy(model)
+        elif tokenizer is None:
+            raise ValueError("model is a module: pass its tokenizer too (tokenizer=...)")
+        self.model, self.tokenizer, self.task = model, tokenizer, get_task(task)
+        self.rng = random.Random(c.seed)
+        if pairs is None:
+            prompts = self.task.sample_prompts(c.pair_prompts, self.rng)
+            pairs = rollout_pairs(model, tokenizer, self.task, prompts, c.num_generations,
+                                  c.pair_mode, seed=c.seed)
+        if not pairs:
+            raise ValueError("no preference pairs: give pairs=[{'prompt', 'chosen', 'rejected'}]"
+                             " or raise pair_prompts / num_generations")
+        self.pairs = list(pairs)
+        self.ref_model = None if is_peft(model) else frozen_copy(model)
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.params, lr=c.learning_rate, weight_decay=0.0)
+        path = runs_root() / run_name if run_name else None
+        self.log = RunLog(path, {**c.to_dict(), "algorithm": "dpo", "pairs": len(self.pairs)})
+        self.global_step = 0
+        self.lock = threading.Lock()
+        self.pause_event, self.stop_event = threading.Event(), threading.Event()
+
+    def logps(self, pairs, reference: bool = False):
+        """(chosen [B], rejected [B]) sequence log-probs under pi (or pi_ref)."""
+        prompts = [p["prompt"] for p in pairs] * 2
+        texts = [p["chosen"] for p in pairs] + [p["rejected"] for p in pairs]
+        avg = self.config.loss_type == "ipo"
+        if reference and self.ref_model is None:  # LoRA: the adapter switched off is pi_ref
+            with self.model.disable_adapter():
+                lp = sequence_logprobs(self.model, self.tokenizer, prompts, texts, avg)
+        else:
+            model = self.ref_model if reference else self.model
+            lp = sequence_logprobs(model, self.tokenizer, prompts, texts, avg)  # [2B]
+        return lp.chunk(2)
+
+    def step(self) -> dict:
+        with self.lock:
+            c, t0 = self.config, time.perf_counter()
+            pairs = [self.rng.choice(self.pairs) for _ in range(c.batch_size)]
+            with torch.no_grad():
+                ref_w, ref_l = self.logps(pairs, reference=True)
+            self.model.train()
+            pi_w, pi_l = self.logps(pairs)
+            loss, stats = dpo_loss(pi_w, pi_l, ref_w, ref_l, c.beta, c.loss_type)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(
+                self.params, c.max_grad_norm if c.max_grad_norm > 0 else float("inf"))
+            self.optimizer.step()
+            self.global_step += 1
+            m = {"step": self.global_step, **{k: float(v) for k, v in stats.items()},
+                 "logps/chosen": pi_w.mean().item(), "logps/rejected": pi_l.mean().item(),
+                 "grad_norm": float(grad_norm), "lr": c.learning_rate,
+                 "time/step": time.perf_counter() - t0}
+            self.log.log_step(m)
+            return m
+
+    def train(self, max_steps: int | None = None, progress: bool = True, callback=None):
+        """Run until ``max_steps`` (default: the config's) or :meth:`stop`; returns the RunLog."""
+        end = self.config.max_steps if max_steps is None else self.global_step + max_steps
+        bar = tqdm(total=end - self.global_step, desc="DPO", disable=not progress)
+        try:
+            while self.global_step < end and not self.stop_event.is_set():
+                if self.pause_event.is_set():
+                    time.sleep(0.05)
+                    continue
+                m = self.step()
+                bar.update(1)
+                bar.set_postfix(loss=f"{m['loss']:.3f}", acc=f"{m['rewards/accuracies']:.2f}")
+                if callback is not None:
+                    callback(self, m)
+        finally:
+            bar.close()
+        return self.log
+
+    def pause(self) -> None:
+        self.pause_event.set()
+
+    def resume(self) -> None:
+        self.pause_event.clear()
+
+    def stop(self) -> None:
+        self.stop_event.set()
