@@ -30,3 +30,4 @@ from labkit.compare import compare_frame, compare_runs  # noqa: E402,F401
 from labkit.ppo import PPOConfig, PPOTrainer  # noqa: E402,F401
 from labkit.trl_bridge import RunLogCallback, trl_config  # noqa: F401
 from labkit.dpo import DPOConfig, DPOTrainer  # noqa: E402,F401
+from labkit import pairs, rlhf  # noqa: E402,F401

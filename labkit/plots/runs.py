@@ -34,3 +34,17 @@ def compare_figure(runs: dict, metric: str, smooth: int = 1) -> go.Figure:
     fig.update_layout(title=f"{metric} by run", xaxis_title="step", yaxis_title=metric,
                       template="plotly_white")
     return fig
+
+
+def metric_curves(run, keys, title: str = "", smooth: int = 1) -> go.Figure:
+    """Lines of several metrics of one run (a RunLog or its metrics DataFrame) over steps."""
+    m = run if isinstance(run, pd.DataFrame) else run.metrics
+    fig = go.Figure()
+    for key in keys:
+        if key in m.columns:
+            y = pd.to_numeric(m[key], errors="coerce").rolling(smooth, min_periods=1).mean()
+            y = y.to_numpy(dtype=float)
+            fig.add_trace(go.Scatter(x=m["step"].to_numpy(), y=np.where(np.isfinite(y), y, None),
+                                     mode="lines", name=key))
+    fig.update_layout(title=title or ", ".join(keys), xaxis_title="step", template="plotly_white")
+    return fig
