@@ -13,8 +13,10 @@ from __future__ import annotations
 import html
 import math
 import threading
+import time
 
 import ipywidgets as W
+import numpy as np
 import plotly.graph_objects as go
 
 from labkit.config import LOSS_TYPES
@@ -75,7 +77,10 @@ class LiveFigure:
             shapes, notes = event_shapes(events)
             with self.fig.batch_update():
                 for trace, (x, y) in zip(self.fig.data, live_series(rows)):
-                    trace.x, trace.y = x, y
+                    # float arrays go to the browser as binary buffers (NaN-safe, and plotly
+                    # validates them in one call instead of element by element)
+                    trace.x = np.asarray(x, dtype=float)
+                    trace.y = np.array([np.nan if v is None else v for v in y], dtype=float)
                 if len(shapes) != len(self.fig.layout.shapes):
                     self.fig.layout.shapes = shapes
                     self.fig.layout.annotations = self._base_notes + notes
@@ -85,11 +90,14 @@ class Dashboard(W.VBox):
     """Controls, one live figure, the latest group's completions and a progress bar.
 
     ``steps``: how many steps Start trains (default: the config's ``max_steps``).
-    ``every``: redraw after every ``every`` steps (1: each step).
+    ``every``: redraw after every ``every`` steps (1: each step). ``budget``: a redraw is also
+    skipped while the last one took more than this fraction of the time since it (a long
+    history must not slow training; the final state is always drawn).
     """
 
-    def __init__(self, trainer, steps: int | None = None, every: int = 1):
-        self.trainer, self.every = trainer, max(1, int(every))
+    def __init__(self, trainer, steps: int | None = None, every: int = 1, budget: float = 0.05):
+        self.trainer, self.every, self.budget = trainer, max(1, int(every)), budget
+        self._draw_cost, self._drawn_at = 0.0, 0.0
         self.thread: threading.Thread | None = None
         self.live = LiveFigure(trainer.log)
         self.fig = self.live.fig
@@ -206,7 +214,9 @@ class Dashboard(W.VBox):
             self.refresh()
 
     def _on_step(self, trainer, metrics: dict) -> None:
-        if trainer.global_step - self._last_draw >= self.every:
+        waited = time.perf_counter() - self._drawn_at
+        if (trainer.global_step - self._last_draw >= self.every
+                and self._draw_cost <= self.budget * waited):
             self.refresh()
 
     def pause(self) -> None:
@@ -240,6 +250,7 @@ class Dashboard(W.VBox):
     # -- drawing ---------------------------------------------------------------------------
     def refresh(self) -> None:
         """Redraw the figure, the latest group's table, the progress bar and the status."""
+        t0 = time.perf_counter()
         self._last_draw = self.trainer.global_step
         self.live.refresh()
         log = self.trainer.log
@@ -253,6 +264,8 @@ class Dashboard(W.VBox):
             self.table.value = f"<b>step {step}, group 0</b>" + samples_html(group, cols)
         self.progress.value = min(self.trainer.global_step, self.progress.max)
         self._status(last)
+        self._drawn_at = time.perf_counter()
+        self._draw_cost = self._drawn_at - t0
 
     def state(self) -> str:
         """'running', 'paused', or how the last run ended ('idle' before any)."""
