@@ -52,6 +52,10 @@ def main():
             rows.append(row)
             print(f"step {row[0]:3d}  mean|len-50| {row[1]:6.1f}  chars {row[2]:6.1f}  "
                   f"tokens {row[3]:5.1f}  truncated {row[4]:.2f}  {row[5]:.1f} s", flush=True)
+    s = tr.log.samples
+    for k in (1, a.steps):  # what the completions look like at the start and at the end
+        print(f"step {k} completions:", *[repr(c) for c in s[s["step"] == k]["completion"][:4]],
+              sep="\n  ")
     first = sum(r[1] for r in rows[:5]) / len(rows[:5])
     last = sum(r[1] for r in rows[-5:]) / len(rows[-5:])
     print(f"mean |len - 50|: first 5 steps {first:.1f} -> last 5 steps {last:.1f} "
