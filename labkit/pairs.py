@@ -59,3 +59,24 @@ def rollout_pairs(model, tokenizer, task, examples, num_generations: int = 8,
                             per_prompt)
     random.Random(seed).shuffle(pairs)
     return pairs
+
+
+def demonstration_pairs(task, examples, seed: int = 0, min_gap: int = 10,
+                        high: int | None = None) -> list[dict]:
+    """The reference answer preferred to a clearly wrong number (|wrong - answer| >= ``min_gap``,
+    drawn uniformly from [0, ``high``], default the largest answer among ``examples``): what a
+    labeller marks at a glance. Integer answers only.
+
+    >>> from labkit.tasks import get_task
+    >>> t = get_task("addition"); p = demonstration_pairs(t, t.heldout[:2])[0]
+    >>> p["chosen"] == t.heldout[0].answer, abs(int(p["rejected"]) - int(p["chosen"])) >= 10
+    (True, True)
+    """
+    rng = random.Random(seed)
+    high = high if high is not None else max(int(e.answer) for e in examples)
+    pairs = []
+    for e in examples:
+        a = int(e.answer)
+        wrong = rng.choice([n for n in range(max(high, a + min_gap) + 1) if abs(n - a) >= min_gap])
+        pairs.append({"prompt": e.prompt, "chosen": e.answer, "rejected": str(wrong)})
+    return pairs

@@ -2,8 +2,10 @@
 
 1. SFT: supervised fine-tuning on demonstrations (here: prompts with their reference answers,
    ``labkit.sft``), from the shipped cold-start checkpoint;
-2. reward model: pairs of the SFT policy's own completions ranked by a labeller (here: the task's
-   verifier stands in for the human, correct > incorrect), fitted with the Bradley-Terry loss;
+2. reward model: ranked pairs (here the task's verifier stands in for the human): the SFT
+   policy's own correct > incorrect completions, and reference answers > clearly wrong numbers,
+   fitted with the Bradley-Terry loss. Its held-out accuracy is reported on both kinds: the
+   policy's near misses (38+37: 75 vs 74) are much harder to rank than clear errors;
 3. RL: GRPO or PPO against the reward model's score (the verifier is no longer seen), evaluated
    on held-out prompts by the verifier, so reward hacking of the RM shows as a gap.
 """
@@ -15,7 +17,7 @@ import random
 
 from labkit.evaluate import accuracy
 from labkit.models import load_policy
-from labkit.pairs import rollout_pairs
+from labkit.pairs import demonstration_pairs, rollout_pairs
 from labkit.ppo import PPOTrainer
 from labkit.reward_model import train_reward_model
 from labkit.sft import sft
@@ -47,12 +49,17 @@ def rlhf_three_stages(model: str = "tiny", task: str = "addition", sft_steps: in
             learning_rate=3e-4, seed=seed, progress=progress)
     out["accuracy"]["sft"] = acc()
     rng = random.Random(seed)  # stage 2: the SFT policy's completions, ranked by the labeller
-    train = rollout_pairs(policy, tok, t, t.sample_prompts(rm_prompts, rng), 8, seed=seed,
-                          per_prompt=3)
-    held = rollout_pairs(policy, tok, t, t.heldout[-400:], 8, seed=seed + 1)
-    rm, rm_log = train_reward_model(train, copy.deepcopy(policy), tok, heldout=held,
+    prompts = t.sample_prompts(rm_prompts, rng)
+    train = (rollout_pairs(policy, tok, t, prompts, 8, seed=seed)
+             + demonstration_pairs(t, prompts, seed=seed))
+    rng.shuffle(train)
+    near = rollout_pairs(policy, tok, t, t.heldout[-400:], 8, seed=seed + 1)
+    clear = demonstration_pairs(t, t.heldout[-400:], seed=seed + 1)
+    rm, rm_log = train_reward_model(train, copy.deepcopy(policy), tok, heldout=clear,
                                     max_steps=rm_steps, seed=seed, progress=progress)
-    out.update(rm_heldout_accuracy=rm.accuracy(held), rm_log=rm_log, reward_model=rm)
+    out.update(rm_heldout_accuracy={"clear errors": rm.accuracy(clear),
+                                    "policy near misses": rm.accuracy(near)},
+               rm_log=rm_log, reward_model=rm)
     cls = GRPOTrainer if rl == "grpo" else PPOTrainer  # stage 3
     kw = {"max_steps": rl_steps, "seed": seed, "prompts_per_step": 8, "num_generations": 8,
           "learning_rate": 3e-4, **rl_overrides}
