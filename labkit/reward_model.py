@@ -25,7 +25,7 @@ from labkit.sft import sft_batch
 class RewardModelConfig:
     """Hyperparameters of reward-model training."""
 
-    learning_rate: float = 1e-3
+    learning_rate: float = 3e-4
     batch_size: int = 32
     """Pairs per step."""
     max_steps: int = 200
