@@ -40,12 +40,13 @@ def overhead(args) -> None:
 
     tr = _trainer(args)
     dash = Dashboard(tr, steps=args.steps)
-    spent = {"refresh": 0.0, "json": 0.0}
+    spent = {"refresh": 0.0, "json": 0.0, "n": 0}
     refresh = dash.refresh
 
     def timed_refresh():
         t = time.perf_counter()
         refresh()
+        spent["n"] += 1
         spent["refresh"] += time.perf_counter() - t
         t = time.perf_counter()
         pio.to_json(dash.fig, validate=False)  # what a frontend's message would cost, at most
@@ -62,7 +63,8 @@ def overhead(args) -> None:
           f"{(t_dash - spent['json']) / t_plain:.3f} (noisy)")
     print(f"redraw time inside the run: {spent['refresh']:.3f} s = "
           f"{spent['refresh'] / train_time:.1%} of training time "
-          f"({spent['refresh'] / args.steps * 1e3:.1f} ms per update)")
+          f"({spent['refresh'] / spent['n'] * 1e3:.1f} ms per update, {spent['n']} updates for "
+          f"{args.steps} steps)")
     print(f"+ JSON of the whole figure each step (upper bound of a live frontend's cost): "
           f"{(spent['refresh'] + spent['json']) / train_time:.1%}")
 

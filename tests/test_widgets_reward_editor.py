@@ -126,3 +126,16 @@ def test_a_reward_failing_inside_the_run_pauses_it_and_never_raises_there():
     assert "during training (trainer paused" in ed.message.value
     assert "second call" in ed.message.value
     assert m["adv/mean_abs"] == 0.0  # no reward, no signal, no crash
+
+
+def test_try_on_a_saved_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
+    tr = lk.GRPOTrainer(max_steps=2, num_generations=2, prompts_per_step=2, diagnostics=0,
+                        run_name="saved")
+    tr.train(progress=False)
+    tr.log.close()
+    ed = RewardEditor(lk.load_run(tmp_path / "saved"), code=EXACT)
+    ed.try_btn.click()
+    s = tr.log.samples
+    assert ed.result["rewards"] == (s["completion"] == s["answer"]).astype(float).tolist()
+    assert ed.apply_btn.disabled  # a saved run has no trainer to swap into

@@ -255,11 +255,17 @@ class Dashboard(W.VBox):
         self.live.refresh()
         log = self.trainer.log
         with log.lock:
-            tail = log.records["samples"][-4096:]
+            samples = log.records["samples"]
+            step = samples[-1]["step"] if samples else None
+            group = []
+            for r in reversed(samples):  # the last step's rows are at the end
+                if r["step"] != step:
+                    break
+                if r["group"] == 0:
+                    group.append(r)
             last = log.records["metrics"][-1] if log.records["metrics"] else None
-        if tail:
-            step = tail[-1]["step"]
-            group = [r for r in tail if r["step"] == step and r["group"] == 0]
+        if group:
+            group.reverse()
             cols = [k for k in group[0] if k.startswith("rewards/")]
             self.table.value = f"<b>step {step}, group 0</b>" + samples_html(group, cols)
         self.progress.value = min(self.trainer.global_step, self.progress.max)
