@@ -35,6 +35,9 @@ class GRPOConfig:
     """Sample among the k most likely tokens only (0: off)."""
     top_p: float = 1.0
     """Nucleus sampling mass (1.0: off)."""
+    truncated_logprobs: bool = False
+    """Compute training log-probs under the sampling truncation: the top-k/top-p mask of each
+    sampled token is kept and log pi renormalised over it (no effect without top_k/top_p)."""
     learning_rate: float = 1e-3
     """AdamW learning rate at the start of the schedule."""
     lr_scheduler_type: str = "linear"

@@ -38,7 +38,8 @@ class Batch:
         return Batch(self.prompt_ids[idx], self.prompt_mask[idx], self.completion_ids[idx],
                      self.completion_mask[idx], self.truncated[idx],
                      [self.prompts[i] for i in rows], [self.completions[i] for i in rows],
-                     pick(self.old_logp), pick(self.ref_logp))
+                     pick(self.old_logp), pick(self.ref_logp),
+                     {k: v[idx] for k, v in self.extra.items() if k == "sampling_mask"})
 
 
 def _pad(x: torch.Tensor, width: int, value, left: bool) -> torch.Tensor:
@@ -51,13 +52,19 @@ def concat_batches(batches: list[Batch], pad_id: int) -> Batch:
     P = max(b.prompt_ids.shape[1] for b in batches)
     T = max(b.completion_ids.shape[1] for b in batches)
     cat = (lambda xs: torch.cat(xs, 0))
-    return Batch(cat([_pad(b.prompt_ids, P, pad_id, True) for b in batches]),
-                 cat([_pad(b.prompt_mask, P, 0, True) for b in batches]),
-                 cat([_pad(b.completion_ids, T, pad_id, False) for b in batches]),
-                 cat([_pad(b.completion_mask, T, 0, False) for b in batches]),
-                 cat([b.truncated for b in batches]),
-                 [p for b in batches for p in b.prompts],
-                 [c for b in batches for c in b.completions])
+    out = Batch(cat([_pad(b.prompt_ids, P, pad_id, True) for b in batches]),
+                cat([_pad(b.prompt_mask, P, 0, True) for b in batches]),
+                cat([_pad(b.completion_ids, T, pad_id, False) for b in batches]),
+                cat([_pad(b.completion_mask, T, 0, False) for b in batches]),
+                cat([b.truncated for b in batches]),
+                [p for b in batches for p in b.prompts],
+                [c for b in batches for c in b.completions])
+    if all("sampling_mask" in b.extra for b in batches):  # padded steps allow every token
+        masks = [b.extra["sampling_mask"] for b in batches]  # [B, T_b, V]
+        out.extra["sampling_mask"] = cat([torch.cat([m, m.new_ones(m.shape[0], T - m.shape[1],
+                                                                   m.shape[2])], 1)
+                                          for m in masks])  # [B, T, V]
+    return out
 
 
 def _filter_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tensor:
@@ -76,10 +83,11 @@ def _filter_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tens
 @torch.no_grad()
 def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad_id: int,
            temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-           generator: torch.Generator | None = None):
+           generator: torch.Generator | None = None, keep: list | None = None):
     """Sample up to ``max_new_tokens`` per row: ``(completion_ids [B, T], mask [B, T], truncated [B])``.
 
     ``temperature=0`` is greedy decoding. Rows stop at ``eos_id``; later positions are ``pad_id``.
+    ``keep``: a list that receives, per step, the [B, V] bool mask of tokens top-k/top-p allowed.
     """
     B = prompt_ids.shape[0]
     attn = prompt_mask.clone()  # [B, P]
@@ -93,6 +101,8 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
             tok = logits.argmax(-1)  # [B]
         else:
             probs = _filter_logits(logits.float() / temperature, top_k, top_p).softmax(-1)
+            if keep is not None:
+                keep.append(probs > 0)  # [B, V]
             tok = torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # [B]
         ids.append(torch.where(done, torch.full_like(tok, pad_id), tok))
         mask.append(~done)
@@ -107,26 +117,41 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
 
 
 def completion_logprobs(model, batch: Batch, temperature: float = 1.0, return_logits=False):
-    """log pi(o_t | q, o_<t) of each completion token: [B, T] (and the logits [B, T, V])."""
+    """log pi(o_t | q, o_<t) of each completion token: [B, T] (and the logits [B, T, V]).
+
+    With ``batch.extra["sampling_mask"]`` (see :func:`rollout`), log pi is renormalised over the
+    tokens top-k/top-p allowed when the token was sampled; the returned logits stay unmasked.
+    """
     ids = torch.cat([batch.prompt_ids, batch.completion_ids], 1)  # [B, P+T]
     attn = torch.cat([batch.prompt_mask, batch.completion_mask], 1)  # [B, P+T]
     pos = (attn.cumsum(-1) - 1).clamp(min=0)
     P = batch.prompt_ids.shape[1]
     logits = model(input_ids=ids, attention_mask=attn, position_ids=pos).logits[:, P - 1:-1]
-    logp = token_logprobs(logits, batch.completion_ids, temperature)  # [B, T]
+    allowed = batch.extra.get("sampling_mask")  # [B, T, V] or None
+    masked = logits if allowed is None else logits.masked_fill(~allowed, float("-inf"))
+    logp = token_logprobs(masked, batch.completion_ids, temperature)  # [B, T]
     return (logp, logits) if return_logits else logp
 
 
 def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
             temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-            generator: torch.Generator | None = None) -> Batch:
-    """Sample one completion per prompt (repeat prompts for a group) and decode them."""
+            generator: torch.Generator | None = None, keep_sampling_mask: bool = False) -> Batch:
+    """Sample one completion per prompt (repeat prompts for a group) and decode them.
+
+    ``keep_sampling_mask``: store the top-k/top-p mask of every step in
+    ``batch.extra["sampling_mask"]`` ([B, T, V] bool), so training log-probs use the same
+    truncation as sampling (off by default: it costs B x T x V booleans).
+    """
     enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     was_training = model.training
     model.eval()
+    keep = [] if keep_sampling_mask and temperature > 0 else None
     ids, mask, truncated = sample(
         model, enc["input_ids"], enc["attention_mask"], max_completion_length,
-        tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator)
+        tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator, keep)
     model.train(was_training)
     texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
-    return Batch(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts), texts)
+    batch = Batch(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts), texts)
+    if keep:
+        batch.extra["sampling_mask"] = torch.stack(keep[:ids.shape[1]], 1)  # [B, T, V]
+    return batch

@@ -174,7 +174,7 @@ class GRPOTrainer:
                     for _ in range(c.num_generations)]
         max_len = c.max_completion_length or self.task.max_answer_chars + 1
         batch = rollout(self.model, self.tokenizer, [e.prompt for e in examples], max_len,
-                        c.temperature, c.top_k, c.top_p, self.generator)
+                        c.temperature, c.top_k, c.top_p, self.generator, c.truncated_logprobs)
         return batch, examples
 
     def score(self, batch: Batch, examples) -> tuple[torch.Tensor, dict]:

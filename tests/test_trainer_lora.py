@@ -1,4 +1,7 @@
-"""LoRA policies: pi_ref is the same model with the adapter off, only the adapter trains."""
+"""LoRA policies (pi_ref is the same model with the adapter off, only the adapter trains);
+training log-probs under the sampling truncation."""
+
+import dataclasses
 
 import torch
 from peft import LoraConfig, get_peft_model
@@ -31,3 +34,18 @@ def test_lora_reference_is_the_disabled_adapter_and_only_the_adapter_trains():
         ref = completion_logprobs(lora, batch)
     plain, _ = lk.load_policy("tiny")
     assert torch.allclose(ref, completion_logprobs(plain, batch), atol=1e-5)
+
+
+def test_training_logprobs_can_use_the_sampling_truncation():
+    """top_k = 3 with truncated_logprobs: log pi renormalised over the 3 tokens sampling allowed."""
+    tr = lk.GRPOTrainer(num_generations=4, prompts_per_step=4, top_k=3, truncated_logprobs=True,
+                        dynamic_sampling=True, max_steps=2)
+    batch, _ = tr.generate()
+    keep = batch.extra["sampling_mask"]  # [B, T, V]
+    assert keep.shape[:2] == batch.completion_ids.shape and (keep.sum(-1) == 3).all()
+    truncated = completion_logprobs(tr.model, batch)
+    full = completion_logprobs(tr.model, dataclasses.replace(batch, extra={}))  # no truncation
+    m = batch.completion_mask.bool()
+    assert (truncated[m] >= full[m] - 1e-6).all() and (truncated[m] > full[m] + 1e-4).any()
+    m1 = tr.step()  # with dynamic sampling, concatenated batches keep their masks
+    assert abs(m1["ratio/mean"] - 1.0) < 1e-6
