@@ -75,6 +75,8 @@ class RewardEditor(W.VBox):
         self.apply_btn.add_class("lk-apply-reward")
         self.message = W.HTML()
         self.message.add_class("lk-reward-message")
+        self.stats = W.HTML()
+        self.stats.add_class("lk-reward-stats")
         self.examples = W.HTML()
         self.examples.add_class("lk-examples")
         self.fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
@@ -86,7 +88,7 @@ class RewardEditor(W.VBox):
         self.apply_btn.on_click(lambda _: self.apply())
         self.fn, self._tried_code, self.result = None, None, None
         super().__init__([self.code, W.HBox([self.try_btn, self.apply_btn]), self.message,
-                          self.fig, self.examples])
+                          self.stats, self.fig, self.examples])
         self.add_class("lk-reward-editor")
 
     def bank(self) -> Bank:
@@ -123,9 +125,11 @@ class RewardEditor(W.VBox):
             self.fig.data[1].x = result["advantages"]
         self.examples.value = examples_html(bank, result)
         r = result["rewards"]
-        self._say(f"✓ {fn.__name__}: {len(r)} completions, {result['groups']} groups; mean "
-                  f"reward {sum(r) / len(r):.3f}; groups with zero spread (no signal): "
-                  f"{result['frac_zero_spread']:.0%}")
+        summary = (f"{fn.__name__}: {len(r)} completions, {result['groups']} groups; mean "
+                   f"reward {sum(r) / len(r):.3f}; groups with zero spread (no signal): "
+                   f"{result['frac_zero_spread']:.0%}")
+        self._say(f"✓ {summary}")
+        self.stats.value = f"<i>last Try: {html.escape(summary)}</i>"
         return result
 
     def guarded(self, fn):
