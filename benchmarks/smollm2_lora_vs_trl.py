@@ -39,7 +39,7 @@ def rss_mib() -> float:
 def memory() -> dict:
     """Bytes a frozen reference copy costs (parameters, and measured RSS growth) vs the adapter."""
     model, _ = lk.load_policy("smollm2-offline")
-    sum(float(p.sum()) for p in model.parameters())  # page in the memory-mapped weights first
+    sum(float(p.detach().sum()) for p in model.parameters())  # page in the mmapped weights
     before = rss_mib()
     ref = frozen_copy(model)
     grown = rss_mib() - before

@@ -44,9 +44,16 @@ from trl import GRPOConfig, GRPOTrainer
 {reward_code}
 
 HERE = pathlib.Path(__file__).parent
-MODEL = {model!r}
+MODEL = {model!r}  # labkit names resolve on the machine that runs this (labkit installed)
 CONFIG = {config}
 REWARD_FUNCS = [{reward_names}]
+
+
+def model_path(name):
+    if name in ("tiny", "smollm2-offline"):
+        from labkit.export import resolve_model
+        return resolve_model(name)
+    return name  # a folder or a hub id
 
 
 def main():
@@ -59,7 +66,7 @@ def main():
         kw.update(bf16=False, use_cpu=True, activation_checkpointing=False)
         kw.update(use_vllm=False)
     data = load_dataset("json", data_files=str(HERE / "data" / "train.jsonl"), split="train")
-    trainer = GRPOTrainer(model=MODEL, reward_funcs=REWARD_FUNCS, args=GRPOConfig(**kw),
+    trainer = GRPOTrainer(model=model_path(MODEL), reward_funcs=REWARD_FUNCS, args=GRPOConfig(**kw),
                           train_dataset=data)
     trainer.train()
     trainer.save_model(kw["output_dir"])
@@ -115,7 +122,9 @@ def resolve_reward(spec):
 
 
 def resolve_model(name: str) -> str:
-    """What TRL loads: the folder of a built-in labkit model, else the name (a hub id)."""
+    """What TRL loads: the folder of a built-in labkit model on this machine, else the name
+    (a folder or a hub id). The exported script calls it when it starts, not at export time,
+    so the path is the target machine's (and SmolLM2 is converted there if needed)."""
     from labkit.models import BUILTIN
 
     if name in BUILTIN:
@@ -162,14 +171,16 @@ def accelerate_config(num_gpus: int, deepspeed: str = "none") -> str:
 def launch_script(model: str, num_gpus: int, vllm: str) -> str:
     """``launch.sh``: accelerate launch; for ``vllm='server'`` a ``trl vllm-serve`` process on
     GPU 0 generates and the other GPUs train."""
-    run = "accelerate launch --config_file accelerate.yaml train_grpo.py \"$@\""
+    head = "#!/usr/bin/env bash\nset -e\ncd \"$(dirname \"$0\")\"\n"
+    run = "accelerate launch --config_file accelerate.yaml{} train_grpo.py \"$@\"\n"
     if vllm != "server":
-        return f"#!/usr/bin/env bash\nset -e\ncd \"$(dirname \"$0\")\"\n{run}\n"
-    train_gpus = ",".join(str(i) for i in range(1, num_gpus))
-    return ("#!/usr/bin/env bash\nset -e\ncd \"$(dirname \"$0\")\"\n"
-            f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model {model} &\n"
+        return head + run.format("")
+    if model in ("tiny", "smollm2-offline"):  # resolved where the script runs
+        model = f"$(python -c 'from labkit.export import resolve_model as r; print(r(\"{model}\"))')"
+    gpus = ",".join(str(i) for i in range(1, num_gpus))
+    return (head + f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model \"{model}\" &\n"
             "SERVER=$!; trap 'kill $SERVER' EXIT\n"
-            f"CUDA_VISIBLE_DEVICES={train_gpus} {run} --num_processes {num_gpus - 1}\n")
+            f"CUDA_VISIBLE_DEVICES={gpus} " + run.format(f" --num_processes {num_gpus - 1}"))
 
 
 @dataclasses.dataclass
@@ -211,11 +222,11 @@ def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task=
         f.writelines(json.dumps({"prompt": e.prompt, "answer": e.answer}) + "\n"
                      for e in task.train)
     code, names = reward_code(reward_funcs)
-    path = resolve_model(model)
     script = SCRIPT.format(source=f"model {model}, task {task.name}", reward_code=code,
-                           model=path, config=_pretty(kw), reward_names=", ".join(names))
-    files = {"train_grpo.py": script, "accelerate.yaml": accelerate_config(num_gpus, deepspeed),
-             "launch.sh": launch_script(path, num_gpus, vllm)}
+                           model=model, config=_pretty(kw), reward_names=", ".join(names))
+    files = {"train_grpo.py": script,
+             "accelerate.yaml": accelerate_config(procs if num_gpus else 0, deepspeed),
+             "launch.sh": launch_script(model, num_gpus, vllm)}
     for name, text in files.items():
         (folder / name).write_text(text)
     (folder / "launch.sh").chmod(0o755)

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -28,7 +29,7 @@ def test_exported_script_runs_two_grpo_steps_on_cpu_with_the_same_rewards(tmp_pa
                "beta=0.04", "learning_rate=0.001", "reward_weights=[1.0,0.5]"])
     assert rc == 0
     text = (out / "train_grpo.py").read_text()
-    assert "from labkit.rewards import exact_match" in text
+    assert "from labkit.rewards import exact_match" in text and "MODEL = 'tiny'" in text
     assert "'per_device_train_batch_size': 8" in text and "'beta': 0.04" in text
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     run = subprocess.run([sys.executable, "-m", "accelerate.commands.launch", "--config_file",
@@ -79,7 +80,14 @@ def test_vllm_server_takes_one_gpu_and_bad_options_are_refused(tmp_path):
     ex = export_trl(tmp_path / "v", cfg, "tiny", reward_funcs="exact_match", num_gpus=4,
                     vllm="server")
     launch = ex.launch.read_text()
-    assert "CUDA_VISIBLE_DEVICES=0 trl vllm-serve" in launch and "--num_processes 3" in launch
+    assert "CUDA_VISIBLE_DEVICES=0 trl vllm-serve" in launch
+    assert subprocess.run(["bash", "-n", str(ex.launch)], check=False).returncode == 0
+    assert "accelerate.yaml --num_processes 3 train_grpo.py" in launch  # flags before script
+    resolve = re.search(r'--model "\$\((.*)\)" &', launch).group(1)
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    where = subprocess.run(["bash", "-c", resolve], capture_output=True, text=True, env=env,
+                           check=False).stdout.strip()
+    assert where.endswith("checkpoints/tiny-addition")  # resolved on the machine that runs it
     assert ex.config["use_vllm"] and ex.config["vllm_mode"] == "server" and ex.config["bf16"]
     assert ex.config["per_device_train_batch_size"] == 3 * 4 // 3  # 3 training GPUs
     with pytest.raises(ValueError, match="vllm='server' with num_gpus=1"):
