@@ -62,7 +62,6 @@ class LiveFigure:
         self.log = log
         self.fig = go.FigureWidget(live_figure())
         self._base_notes = list(self.fig.layout.annotations)
-        self._keys: list = []
         self._lock = threading.Lock()
 
     def refresh(self) -> None:
