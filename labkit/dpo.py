@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import threading
 import time
 from dataclasses import asdict, dataclass
 
 import torch
-from tqdm.auto import tqdm
 
 from labkit.config import _require
 from labkit.core import dpo_loss
 from labkit.core.preference import DPO_LOSS_TYPES
+from labkit.loop import TrainLoop
 from labkit.models import frozen_copy, load_policy
 from labkit.pairs import PAIR_MODES, rollout_pairs
 from labkit.rollout import completion_logprobs
@@ -78,7 +77,7 @@ def sequence_logprobs(model, tokenizer, prompts, completions, average: bool = Fa
     return total / mask.sum(-1) if average else total
 
 
-class DPOTrainer:
+class DPOTrainer(TrainLoop):
     """``DPOTrainer(model="tiny", pairs=None, max_steps=50).train()``; ``.log`` as GRPO's."""
 
     algorithm = "dpo"
@@ -107,8 +106,7 @@ class DPOTrainer:
         path = runs_root() / run_name if run_name else None
         self.log = RunLog(path, {**c.to_dict(), "algorithm": "dpo", "pairs": len(self.pairs)})
         self.global_step = 0
-        self.lock = threading.Lock()
-        self.pause_event, self.stop_event = threading.Event(), threading.Event()
+        self.init_loop()
 
     def logps(self, pairs, reference: bool = False):
         """(chosen [B], rejected [B]) sequence log-probs under pi (or pi_ref)."""
@@ -145,29 +143,5 @@ class DPOTrainer:
             self.log.log_step(m)
             return m
 
-    def train(self, max_steps: int | None = None, progress: bool = True, callback=None):
-        """Run until ``max_steps`` (default: the config's) or :meth:`stop`; returns the RunLog."""
-        end = self.config.max_steps if max_steps is None else self.global_step + max_steps
-        bar = tqdm(total=end - self.global_step, desc="DPO", disable=not progress)
-        try:
-            while self.global_step < end and not self.stop_event.is_set():
-                if self.pause_event.is_set():
-                    time.sleep(0.05)
-                    continue
-                m = self.step()
-                bar.update(1)
-                bar.set_postfix(loss=f"{m['loss']:.3f}", acc=f"{m['rewards/accuracies']:.2f}")
-                if callback is not None:
-                    callback(self, m)
-        finally:
-            bar.close()
-        return self.log
-
-    def pause(self) -> None:
-        self.pause_event.set()
-
-    def resume(self) -> None:
-        self.pause_event.clear()
-
-    def stop(self) -> None:
-        self.stop_event.set()
+    def postfix(self, m: dict) -> dict:
+        return {"loss": f"{m['loss']:.3f}", "acc": f"{m['rewards/accuracies']:.2f}"}

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import threading
 import time
 
 import torch
-from tqdm.auto import tqdm
 
 from labkit import checkpoint
 from labkit.config import GRPOConfig
@@ -37,6 +35,7 @@ from labkit.core import (
     rloo_advantages,
 )
 from labkit.dapo import dynamic_sample, soft_overlong_penalty
+from labkit.loop import TrainLoop
 from labkit.models import frozen_copy, load_policy
 from labkit.records import group_correct, sample_rows, step_metrics, token_rows
 from labkit.rewards import call_reward, get_reward, reward_name
@@ -51,7 +50,7 @@ def is_peft(model) -> bool:
     return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
 
 
-class GRPOTrainer:
+class GRPOTrainer(TrainLoop):
     """``GRPOTrainer(model="tiny", reward_funcs=[...], task="addition", max_steps=100).train()``.
 
     ``model`` is a name for :func:`labkit.load_policy` or a model (then pass ``tokenizer``).
@@ -92,8 +91,7 @@ class GRPOTrainer:
         path = runs_root() / run_name if run_name else None
         self.log = RunLog(path, self.run_config())
         self.global_step = 0
-        self.lock = threading.Lock()  # held during a step; swaps wait for the step boundary
-        self.pause_event, self.stop_event = threading.Event(), threading.Event()
+        self.init_loop()
 
     # -- configuration -------------------------------------------------------------------
     @staticmethod
@@ -295,33 +293,5 @@ class GRPOTrainer:
         parent's first ``step`` steps, so both branches overlay in :func:`labkit.compare_runs`."""
         return checkpoint.fork(cls, run, step, run_name, model, tokenizer, reward_funcs, changes)
 
-    # -- the loop ------------------------------------------------------------------------
-    def train(self, max_steps: int | None = None, progress: bool = True, callback=None):
-        """Run until ``max_steps`` (default: the config's) or :meth:`stop`; returns the RunLog.
-
-        ``callback(trainer, metrics)`` is called after every step (live plots use it).
-        """
-        end = self.config.max_steps if max_steps is None else self.global_step + max_steps
-        bar = tqdm(total=end - self.global_step, desc="GRPO", disable=not progress)
-        try:
-            while self.global_step < end and not self.stop_event.is_set():
-                if self.pause_event.is_set():
-                    time.sleep(0.05)
-                    continue
-                m = self.step()
-                bar.update(1)
-                bar.set_postfix(reward=f"{m['reward/mean']:.3f}", acc=f"{m['accuracy']:.2f}")
-                if callback is not None:
-                    callback(self, m)
-        finally:
-            bar.close()
-        return self.log
-
-    def pause(self) -> None:
-        self.pause_event.set()
-
-    def resume(self) -> None:
-        self.pause_event.clear()
-
-    def stop(self) -> None:
-        self.stop_event.set()
+    def postfix(self, m: dict) -> dict:
+        return {"reward": f"{m['reward/mean']:.3f}", "acc": f"{m['accuracy']:.2f}"}
