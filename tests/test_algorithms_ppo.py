@@ -82,3 +82,16 @@ def test_ppo_resumes_with_its_value_head(tmp_path, monkeypatch):
     tr.train(2, progress=False)
     cols = ["reward/mean", "vf/loss", "vf/explained_var", "loss", "kl/k1"]
     assert lk.load_run(tmp_path / "a").metrics[cols].equals(lk.load_run(tmp_path / "b").metrics[cols])
+
+
+def test_ppo_on_a_lora_policy_trains_the_adapter_and_the_value_head_only():
+    from peft import LoraConfig, get_peft_model
+
+    model, tok = lk.load_policy("tiny")
+    lora = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    tr = PPOTrainer(lora, tokenizer=tok, prompts_per_step=4, num_generations=2, max_steps=2)
+    assert tr.ref_model is None and tr.adapter_ref
+    n_adapter = sum(p.numel() for p in lora.parameters() if p.requires_grad)
+    assert sum(p.numel() for p in tr.params) == n_adapter + 129  # + the head (128 + bias)
+    tr.train(progress=False)
+    assert tr.log.metrics["kl/k1"].iloc[0] == pytest.approx(0.0, abs=1e-6)
