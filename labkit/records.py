@@ -6,7 +6,8 @@ accepts), ``adv/mean_abs``, ``adv/frac_zero_std`` (groups whose rewards have zer
 zero advantage), ``kl/k1``, ``kl/k2``, ``kl/k3``, ``clip/ratio_low``, ``clip/ratio_high``,
 ``clip/region``, ``ratio/mean|min|max``, ``len/mean``, ``len/correct``, ``len/incorrect``,
 ``len/truncated_frac``, ``entropy``, ``grad_norm``, ``loss``, ``loss/policy``, ``loss/kl``,
-``lr``, ``time/rollout``, ``time/step``.
+``lr``, ``time/rollout``, ``time/step``; dynamic sampling adds ``sampling/rounds`` and
+``sampling/kept_frac``, PPO (``labkit.ppo``) ``vf/*``. README.md "Metric keys" is the table.
 """
 
 from __future__ import annotations
