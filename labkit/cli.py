@@ -14,8 +14,12 @@ import sys
 import time
 
 # The demo's configuration (flags override); benchmarks/time_to_accuracy.py measures it.
-DEMO_DEFAULTS = {"reward_funcs": ["digit_partial"], "max_steps": 150, "learning_rate": 1e-3,
-                 "num_generations": 16, "prompts_per_step": 16, "beta": 0.0}
+# Chosen by a sweep on seed 0 (16 x 16, 300 steps, held-out sampled accuracy from 0.39):
+# lr 1e-3 -> dips then 0.35 at 200 steps; 3e-4 -> 0.63 (200); 5e-4 -> 0.70; 3e-4 mu=2 -> 0.73;
+# 5e-4 mu=2 -> 0.77.
+DEMO_DEFAULTS = {"reward_funcs": ["digit_partial"], "max_steps": 300, "learning_rate": 5e-4,
+                 "num_iterations": 2, "num_generations": 16, "prompts_per_step": 16,
+                 "beta": 0.0}
 
 
 def demo(args) -> int:
@@ -27,7 +31,8 @@ def demo(args) -> int:
     os.environ["LABKIT_RUNS"] = str(out.parent)  # the trainer logs to <out>
     trainer = GRPOTrainer(args.model, reward_funcs=args.reward, task=args.task,
                           run_name=out.name, max_steps=args.steps, seed=args.seed,
-                          learning_rate=args.lr, num_generations=args.num_generations,
+                          learning_rate=args.lr, num_iterations=args.num_iterations,
+                          num_generations=args.num_generations,
                           prompts_per_step=args.prompts_per_step, beta=args.beta)
     m, tok, task = trainer.model, trainer.tokenizer, trainer.task
 
@@ -67,6 +72,8 @@ def main(argv=None) -> int:
     d.add_argument("--task", default="addition")
     d.add_argument("--reward", nargs="+", default=D["reward_funcs"], help="built-in rewards")
     d.add_argument("--lr", type=float, default=D["learning_rate"])
+    d.add_argument("--num-iterations", type=int, default=D["num_iterations"],
+                   help="mu, policy updates per sampled batch")
     d.add_argument("--num-generations", type=int, default=D["num_generations"])
     d.add_argument("--prompts-per-step", type=int, default=D["prompts_per_step"])
     d.add_argument("--beta", type=float, default=D["beta"])
