@@ -131,6 +131,7 @@ def _wait_text(page, selector: str, text: str, timeout: float = 60_000) -> str:
 def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
     from playwright.sync_api import sync_playwright
 
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)  # screenshots of this run only
     with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
             str(tmp_path / "chromium"), executable_path=CHROMIUM, args=ARGS, headless=True,
