@@ -1,33 +1,43 @@
 """labkit: a Jupyter-first lab for reinforcement learning on language models.
 
 Notebooks write ``import labkit as lk``. The math lives in :mod:`labkit.core` (pure torch) and
-is re-exported here (``lk.kl_k3``, ``lk.policy_loss``, ...); the training loop is
-:class:`GRPOTrainer`; figures are in :mod:`labkit.plots`; classic RL in :mod:`labkit.classic`.
+is re-exported here (``lk.kl_k3``, ``lk.policy_loss``, ...); the trainers are
+:class:`GRPOTrainer`, :class:`PPOTrainer` and :class:`DPOTrainer`; figures are in
+:mod:`labkit.plots`; classic RL in :mod:`labkit.classic`. ``lk.widgets`` (ipywidgets) is
+imported on first use, so the math and the trainers import without a Jupyter stack.
 """
 
-from labkit import classic, core, plots, testing
+import importlib
+
+from labkit import classic, core, pairs, plots, rlhf, testing
+from labkit.compare import compare_frame, compare_runs
 from labkit.config import GRPOConfig
-from labkit.core import *
+from labkit.core import *  # the math: lk.gae, lk.kl_k3, lk.policy_loss, ...
+from labkit.dpo import DPOConfig, DPOTrainer
 from labkit.evaluate import accuracy
 from labkit.models import load_policy
+from labkit.ppo import PPOConfig, PPOTrainer
 from labkit.report import report
 from labkit.rewards import digit_partial, exact_match, length_target
 from labkit.runlog import RunLog, load_run
 from labkit.tasks import get_task
 from labkit.trainer import GRPOTrainer
+from labkit.trl_bridge import RunLogCallback, trl_config
 from labkit.utils import fast_mode, pick, set_seed, show_source
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "GRPOConfig", "GRPOTrainer", "RunLog", "accuracy", "classic", "core", "digit_partial",
-    "exact_match", "fast_mode", "get_task", "length_target", "load_policy", "load_run", "pick",
-    "plots", "report", "set_seed", "show_source", "testing",
+    "DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "PPOConfig", "PPOTrainer", "RunLog",
+    "RunLogCallback", "accuracy", "classic", "compare_frame", "compare_runs", "core",
+    "digit_partial", "exact_match", "fast_mode", "get_task", "length_target", "load_policy",
+    "load_run", "pairs", "pick", "plots", "report", "rlhf", "set_seed", "show_source", "testing",
+    "trl_config", "widgets",
 ]
 __all__ += core.__all__
-from labkit import widgets  # noqa: F401
-from labkit.compare import compare_frame, compare_runs  # noqa: E402,F401
-from labkit.ppo import PPOConfig, PPOTrainer  # noqa: E402,F401
-from labkit.trl_bridge import RunLogCallback, trl_config  # noqa: F401
-from labkit.dpo import DPOConfig, DPOTrainer  # noqa: E402,F401
-from labkit import pairs, rlhf  # noqa: E402,F401
+
+
+def __getattr__(name: str):
+    if name == "widgets":  # lazy: ipywidgets and anywidget only when a widget is wanted
+        return importlib.import_module("labkit.widgets")
+    raise AttributeError(f"module 'labkit' has no attribute {name!r}")

@@ -52,7 +52,7 @@ def check(name: str, answer: Any) -> bool:
     except AssertionError as e:
         print(f"❌ {name}: {e}")
         return False
-    except Exception as e:  # the student's code crashed: say so, don't raise
+    except Exception as e:  # noqa: BLE001  (a student's code crashed: say so, don't raise)
         print(f"❌ {name}: your answer raised {type(e).__name__}: {e}")
         return False
     print(f"✅ {name}: correct")
