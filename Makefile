@@ -20,6 +20,9 @@ demo: setup
 test: setup browser
 	$(PYTHON) -m pytest -q
 
+test-fast: setup  # everything but the tests marked slow (training runs, notebooks, real models)
+	$(PYTHON) -m pytest -q -m "not slow"
+
 # tests/test_browser.py drives JupyterLab in Debian's chromium (Playwright cannot download a browser
 # here); installed when missing and we are root with apt-get, else that test is skipped, saying why.
 browser:

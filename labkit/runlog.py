@@ -49,6 +49,8 @@ class RunLog:
         self.lock = threading.Lock()
         self._files = {}
         if self.path is not None:
+            if records is None and (self.path / "config.json").exists():
+                _move_aside(self.path)  # a new run under a used name: keep the old one whole
             self.path.mkdir(parents=True, exist_ok=True)
             self.write_config()
             # kept open for the life of the run (closed by close()), one flush per record;
@@ -135,6 +137,18 @@ def _upto(records: dict, step: int) -> dict:
     return {k: [r for r in rows if (r.get("step", 0) < step if k == "events"
                                     else r.get("step", 0) <= step)]
             for k, rows in records.items()}
+
+
+def _move_aside(path: pathlib.Path) -> pathlib.Path:
+    """Rename an earlier run folder to ``<name>.prev-<n>`` (its logs and checkpoints intact),
+    so a new run of the same name neither overwrites it nor resumes from its checkpoints."""
+    n = 1
+    while path.with_name(f"{path.name}.prev-{n}").exists():
+        n += 1
+    dest = path.with_name(f"{path.name}.prev-{n}")
+    path.rename(dest)
+    print(f"{path} held an earlier run: moved it to {dest}")
+    return dest
 
 
 def load_run(path: str | os.PathLike) -> RunLog:

@@ -98,3 +98,13 @@ def test_grpo_improves_heldout_accuracy_on_a_fixed_seed():
     m = tr.log.metrics
     assert after >= before + 0.10, (before, after)
     assert m["reward/mean"].tail(10).mean() > m["reward/mean"].head(10).mean()
+
+
+def test_a_new_run_under_a_used_name_keeps_the_old_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
+    for _ in range(2):
+        lk.GRPOTrainer(run_name="same", max_steps=1, num_generations=2,
+                       prompts_per_step=2).train(progress=False)
+    assert len(lk.load_run(tmp_path / "same.prev-1").metrics) == 1
+    assert len(lk.load_run(tmp_path / "same").metrics) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["same", "same.prev-1"]
