@@ -31,18 +31,25 @@ def advantage_table(rewards, num_generations: int) -> pd.DataFrame:
     })
 
 
-def advantages_figure(rewards, num_generations: int) -> go.Figure:
-    """Grouped bars: each completion's advantage under each scheme; rewards as black diamonds."""
-    df = advantage_table(rewards, num_generations)
-    x = [f"g{g} #{i % num_generations}" for i, g in enumerate(df["group"])]
+def scheme_bars(df, schemes: list[str], G: int) -> go.Figure:
+    """One bar per completion and scheme (columns ``schemes`` of ``df``, which also has
+    ``group`` and ``reward``); rewards as black diamonds. Shared by the run-step figures."""
+    x = [f"g{g} #{i % G}" for i, g in enumerate(df["group"])]
     fig = go.Figure()
-    for col in df.columns[2:]:
+    for col in schemes:
         fig.add_bar(x=x, y=df[col], name=col)
     fig.add_scatter(x=x, y=df["reward"], mode="markers", name="reward",
                     marker={"symbol": "diamond", "size": 11, "color": "black"})
-    fig.update_layout(title=f"Advantages of the same rewards (G = {num_generations})",
-                      xaxis_title="completion (group, index)", yaxis_title="advantage",
+    fig.update_layout(xaxis_title="completion (group, index)", yaxis_title="advantage",
                       barmode="group")
+    return fig
+
+
+def advantages_figure(rewards, num_generations: int) -> go.Figure:
+    """Grouped bars: each completion's advantage under each scheme; rewards as black diamonds."""
+    df = advantage_table(rewards, num_generations)
+    fig = scheme_bars(df, list(df.columns[2:]), num_generations)
+    fig.update_layout(title=f"Advantages of the same rewards (G = {num_generations})")
     return fig
 
 

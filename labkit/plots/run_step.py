@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from labkit.plots.advantages import advantage_table
+from labkit.plots.advantages import advantage_table, scheme_bars
 from labkit.plots.aggregation import LOSS_TYPES_SHOWN, token_weights_figure
 
 HEATMAP_ROWS = ("advantage", "ratio", "clipped", "k1", "k2", "k3")
@@ -71,15 +71,9 @@ def advantage_schemes(run, step: int | None = None, groups: int = 4) -> go.Figur
     table = step_advantage_table(run, step)
     G = table.attrs["G"]
     shown = table[table["group"] < groups]
-    x = [f"g{g} #{i % G}" for i, g in enumerate(shown["group"])]
-    fig = go.Figure()
-    for col in table.columns[3:]:
-        fig.add_bar(x=x, y=shown[col], name=col)
-    fig.add_scatter(x=x, y=shown["reward"], mode="markers", name="reward",
-                    marker={"symbol": "diamond", "size": 10, "color": "black"})
+    fig = scheme_bars(shown, list(table.columns[3:]), G)
     fig.update_layout(title=f"Step {table.attrs['step']}: the same rewards, five advantage "
-                      f"schemes (G = {G})", xaxis_title="completion (group, index)",
-                      yaxis_title="advantage", barmode="group")
+                      f"schemes (G = {G})")
     return fig
 
 
