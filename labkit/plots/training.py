@@ -73,7 +73,13 @@ def reward_curve(run) -> go.Figure:
     cols = {"reward/mean": {"name": "reward (total)"}}
     cols.update({c: {"name": c.split("/")[1], "line": {"dash": "dot"}} for c in reward_columns(m)})
     cols["accuracy"] = {"name": "accuracy (train samples)"}
-    return _curves(run, cols, "Reward over steps", "reward")
+    fig = _curves(run, cols, "Reward over steps", "reward")
+    if len(m) >= 10:  # one step's mean is noisy: a trailing mean shows the trend
+        fig.add_scatter(x=m["step"].to_numpy(),
+                        y=m["reward/mean"].rolling(10, min_periods=1).mean().to_numpy(),
+                        name="reward (mean of last 10 steps)", mode="lines",
+                        line={"width": 3, "color": "black"})
+    return fig
 
 
 def kl_curve(run) -> go.Figure:
