@@ -12,9 +12,9 @@ and the ratio labkit / TRL (target <= 1.0).
 import argparse
 import statistics
 import tempfile
-import time
 
 import torch
+from timing import step_times, trl_clock
 
 import labkit as lk
 
@@ -25,30 +25,17 @@ def labkit_step_times(steps: int) -> list[float]:
     tr = lk.GRPOTrainer("tiny", reward_funcs=["exact_match"], max_steps=steps, seed=0,
                         num_generations=G, prompts_per_step=P, max_completion_length=L,
                         loss_type="dapo", beta=0.04, learning_rate=3e-4, diagnostics=4)
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        tr.step()
-        times.append(time.perf_counter() - t0)
-    return times
+    return step_times(tr.step, steps)
 
 
 def trl_step_times(steps: int) -> list[float]:
     from datasets import Dataset
-    from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
     task = lk.get_task("addition")
     data = Dataset.from_dict({"prompt": [e.prompt for e in task.train],
                               "answer": [e.answer for e in task.train]})
-    times, last = [], [None]
-
-    class Clock(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kw):
-            last[0] = time.perf_counter()
-
-        def on_step_end(self, args, state, control, **kw):
-            times.append(time.perf_counter() - last[0])
+    clock = trl_clock()
 
     with tempfile.TemporaryDirectory() as out:
         args = GRPOConfig(output_dir=out, bf16=False, use_cpu=True, report_to=[], seed=0,
@@ -57,10 +44,10 @@ def trl_step_times(steps: int) -> list[float]:
                           beta=0.04, learning_rate=3e-4, max_steps=steps, logging_steps=10**6,
                           save_strategy="no", temperature=1.0, disable_tqdm=True)
         trainer = GRPOTrainer(model=str(lk.models.BUILTIN["tiny"]), reward_funcs=lk.exact_match,
-                              args=args, train_dataset=data, callbacks=[Clock()],
+                              args=args, train_dataset=data, callbacks=[clock],
                               processing_class=lk.load_policy("tiny")[1])
         trainer.train()
-    return times
+    return clock.times
 
 
 def main():

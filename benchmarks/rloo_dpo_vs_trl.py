@@ -19,9 +19,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import torch
+from timing import step_times, trl_clock
 
 import labkit as lk
 
@@ -39,35 +39,17 @@ def labkit_rloo(steps):
                         prompts_per_step=P, max_completion_length=L, advantage_estimator="rloo",
                         loss_type="grpo", beta=0.0, track_kl=False, learning_rate=3e-4,
                         max_steps=steps, diagnostics=4)
-    return _clock(tr.step, steps)
+    return step_times(tr.step, steps)
 
 
 def labkit_dpo(steps):
     tr = lk.DPOTrainer("tiny", pairs=_pairs(), beta=0.1, learning_rate=3e-5,
                        batch_size=PAIRS_PER_STEP, max_steps=steps)
-    return _clock(tr.step, steps)
-
-
-def _clock(step, steps):
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return times
+    return step_times(tr.step, steps)
 
 
 def _trl_train(trainer_cls, config_cls, steps, data, **kw):
-    from transformers import TrainerCallback
-
-    times, last = [], [None]
-
-    class Clock(TrainerCallback):
-        def on_step_begin(self, args, state, control, **k):
-            last[0] = time.perf_counter()
-
-        def on_step_end(self, args, state, control, **k):
-            times.append(time.perf_counter() - last[0])
+    clock = trl_clock()
 
     extra = {k: kw.pop(k) for k in ("reward_funcs",) if k in kw}
     with tempfile.TemporaryDirectory() as out:
@@ -75,10 +57,10 @@ def _trl_train(trainer_cls, config_cls, steps, data, **kw):
                           activation_checkpointing=False, max_steps=steps, logging_steps=10**6,
                           save_strategy="no", disable_tqdm=True, **kw)
         trainer = trainer_cls(model=str(lk.models.BUILTIN["tiny"]), args=args, train_dataset=data,
-                              callbacks=[Clock()], processing_class=lk.load_policy("tiny")[1],
+                              callbacks=[clock], processing_class=lk.load_policy("tiny")[1],
                               **extra)
         trainer.train()
-    return times
+    return clock.times
 
 
 def trl_rloo(steps):

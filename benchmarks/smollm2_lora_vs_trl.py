@@ -14,9 +14,9 @@ labkit / TRL, and the reference-model memory. Timings are noisy on a shared mach
 import argparse
 import statistics
 import tempfile
-import time
 
 import torch
+from timing import step_times, trl_clock
 
 import labkit as lk
 from labkit.models import frozen_copy
@@ -56,30 +56,17 @@ def labkit_times(steps: int) -> list[float]:
     tr = lk.GRPOTrainer(policy, tokenizer=tok, reward_funcs=[lk.length_target],
                         task="short_prompts", config=config(steps), diagnostics=4)
     assert tr.ref_model is None
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        tr.step()
-        times.append(time.perf_counter() - t0)
-    return times
+    return step_times(tr.step, steps)
 
 
 def trl_times(steps: int) -> list[float]:
     from datasets import Dataset
     from peft import LoraConfig
-    from transformers import TrainerCallback
     from trl import GRPOTrainer
 
     task = lk.get_task("short_prompts")
     data = Dataset.from_dict({"prompt": [e.prompt for e in task.train]})
-    times, last = [], [0.0]
-
-    class Clock(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kw):
-            last[0] = time.perf_counter()
-
-        def on_step_end(self, args, state, control, **kw):
-            times.append(time.perf_counter() - last[0])
+    clock = trl_clock()
 
     with tempfile.TemporaryDirectory() as out:
         args = lk.trl_config(config(steps), output_dir=out, task=task, logging_steps=10**6,
@@ -89,8 +76,8 @@ def trl_times(steps: int) -> list[float]:
         tok = lk.load_policy("smollm2-offline")[1]
         GRPOTrainer(model=str(smollm2_folder()), reward_funcs=lk.length_target, args=args,
                     train_dataset=data, processing_class=tok, peft_config=lora,
-                    callbacks=[Clock()]).train()
-    return times
+                    callbacks=[clock]).train()
+    return clock.times
 
 
 def main():
