@@ -6,7 +6,7 @@ before any work is done.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "reinforce")
@@ -86,7 +86,6 @@ class GRPOConfig:
     diagnostics: int = 4
     """Completions per step whose per-token log-prob, ratio, k1/k2/k3, advantage and weight are
     recorded for heatmaps (0: off)."""
-    extra: dict = field(default_factory=dict)
     min_generations: ClassVar[int] = 2  # PPO needs no group: 1
 
     def __post_init__(self):

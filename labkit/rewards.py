@@ -29,8 +29,7 @@ def exact_match(completions: list[str], answer: list[str], **kwargs) -> list[flo
     >>> exact_match([" 7", "07", "x"], answer=["7", "7", "7"])
     [1.0, 1.0, 0.0]
     """
-    return [float(parse_int(c) is not None and parse_int(c) == int(a))
-            for c, a in zip(completions, answer)]
+    return [float(parse_int(c) == int(a)) for c, a in zip(completions, answer)]
 
 
 def digit_partial(completions: list[str], answer: list[str], **kwargs) -> list[float]:
