@@ -7,7 +7,9 @@ One step:
      on the last token (``kl_in_reward``; otherwise beta KL goes into the loss as in GRPO);
   4. GAE: A_t = sum_l (gamma lam)^l delta_{t+l}, returns R_t = A_t + V(s_t); A whitened;
   5. ``ppo_epochs`` epochs of ``num_mini_batches`` minibatches of
-     L = policy_loss (clipped ratio, per token A_t) + vf_coef * value_loss (clipped to V_old).
+     L = policy_loss (clipped ratio, per token A_t) + vf_coef * value_loss (clipped to V_old);
+  6. record: metrics of the first minibatch; per-token rows of the first ``diagnostics``
+     completions as their minibatch of the first epoch saw them (ratio 1 only in minibatch 1).
 Sources: Schulman et al. 2017 (1707.06347), Ouyang et al. 2022 (2203.02155), TRL's former
 PPOTrainer, cleanrl ppo.py. Departures: the value head is a linear layer on the policy's last
 hidden state (shared trunk, as TRL's AutoModelForCausalLMWithValueHead), initialised to 0;
@@ -150,12 +152,14 @@ class PPOTrainer(GRPOTrainer):
                            old_values, r_t, critic, stats, t0, t_rollout)
 
     def optimise(self, batch, mask, adv, returns, old_values) -> dict:
-        """ppo_epochs x num_mini_batches clipped updates; the first minibatch's stats."""
+        """ppo_epochs x num_mini_batches clipped updates; the first minibatch's stats, and in
+        ``stats["per_token"]`` every completion's per-token stats as its minibatch of the first
+        epoch saw them (log pi, ratio, clipped, weight, loss, k1/k2/k3): [B, T] each."""
         c, B = self.config, batch.completion_ids.shape[0]
         n = B // c.num_mini_batches
         self.model.train()
-        first = None
-        for _ in range(c.ppo_epochs):
+        first, per_token = None, {}
+        for epoch in range(c.ppo_epochs):
             perm = torch.randperm(B, generator=self.generator)  # [B]
             for k in range(c.num_mini_batches):
                 mb = perm[k * n:(k + 1) * n]  # [b]
@@ -173,24 +177,31 @@ class PPOTrainer(GRPOTrainer):
                 grad_norm = torch.nn.utils.clip_grad_norm_(
                     self.params, c.max_grad_norm if c.max_grad_norm > 0 else float("inf"))
                 self.optimizer.step()
+                if epoch == 0 and c.diagnostics:
+                    _scatter(per_token, {"logp": logp.detach(), **st["per_token"]}, mb, B)
                 if first is None:
                     first = {**st, "loss": loss.detach(), "grad_norm": grad_norm,
                              "vf/clipfrac": vst["vf/clipfrac"], "mb": mb,
                              "entropy": entropy_from_logits(logits.detach(), c.temperature or 1.0)}
+        first["per_token"] = per_token
         return first
 
     def record(self, batch, examples, rewards, per_fn, info, mask, adv, returns, old_values, r_t,
                critic, st, t0, t_rollout) -> dict:
-        """Metrics (GRPO's keys + vf/*), sample rows and per-token rows (value, return, A_t)."""
+        """Metrics (GRPO's keys + vf/*), sample rows and per-token rows: GRPO's keys (log pi,
+        ratio, clipped, weight, loss, k1/k2/k3 from the first epoch; ``advantage`` is A at the
+        first token, as in the samples) + ``advantage_t`` (A_t), ``value``, ``return``, ``reward``
+        (r_t)."""
         c = self.config
         lr = self.optimizer.param_groups[0]["lr"]
         self.scheduler.step()
         self.global_step += 1
         correct = group_correct(self.task, batch.completions, examples)  # [B]
         adv0 = adv[:, 0]  # [B] the first token's advantage stands for the sequence
-        mb, entropy = st.pop("mb"), st.pop("entropy")
-        per_token = {"advantage": adv, "value": old_values,
-                     "return": returns, "reward": r_t}
+        mb, entropy, per_token = st.pop("mb"), st.pop("entropy"), st.pop("per_token")
+        logp = per_token.pop("logp", batch.old_logp)  # [B, T] (diagnostics=0: nothing recorded)
+        per_token.update({"advantage_t": adv, "value": old_values, "return": returns,
+                          "reward": r_t})  # [B, T] each
         m = step_metrics(self.global_step, batch, rewards, per_fn, adv0, correct, st, entropy,
                          batch.completion_mask[mb], c.num_generations)
         m.update({**info, "adv/mean_abs": (adv.abs() * mask).sum().item() / mask.sum().item(),
@@ -200,7 +211,15 @@ class PPOTrainer(GRPOTrainer):
         self.log.log_step(
             m, sample_rows(self.global_step, batch, examples, rewards, per_fn, adv0, correct,
                            c.num_generations),
-            token_rows(self.global_step, batch, self.tokenizer, batch.old_logp, adv0,
+            token_rows(self.global_step, batch, self.tokenizer, logp, adv0,
                        {"per_token": per_token}, c.diagnostics))
         self.maybe_save()
         return m
+
+
+def _scatter(into: dict, per_token: dict, rows: torch.Tensor, B: int) -> None:
+    """Write a minibatch's [b, T] per-token tensors into rows ``rows`` of [B, T] buffers."""
+    for k, v in per_token.items():
+        if k not in into:
+            into[k] = torch.full((B, v.shape[1]), float("nan"), dtype=v.dtype)  # [B, T]
+        into[k][rows] = v

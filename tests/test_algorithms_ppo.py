@@ -44,10 +44,47 @@ def test_token_rewards_put_the_score_on_the_last_token_and_kl_on_every_token():
     assert torch.allclose(r_t, want, atol=1e-6)
     # the logged per-token advantage is GAE on these rewards and values, then whitened
     row = tr.log.tokens.iloc[-1]
-    assert len(row["value"]) == len(row["return"]) == len(row["advantage"]) == len(row["tokens"])
+    assert len(row["value"]) == len(row["return"]) == len(row["advantage_t"]) == len(row["tokens"])
     _A, R = gae(torch.tensor([row["reward"]]), torch.tensor([row["value"]]),
                torch.ones(1, len(row["value"])), 1.0, 0.95)
     assert torch.allclose(R, torch.tensor([row["return"]]), atol=1e-5)
+
+
+def test_token_rows_hold_grpos_keys_from_the_first_epoch_and_draw_as_grpos():
+    """Every recorded completion carries what GRPO records (ratio, clipped, weight, loss, k1-k3)
+    as its minibatch of the first epoch computed it, plus PPO's own A_t, V, R_t and r_t."""
+    tr = PPOTrainer(prompts_per_step=4, num_generations=2, num_mini_batches=4, ppo_epochs=2,
+                    beta=0.1, learning_rate=3e-3, diagnostics=8, max_steps=2, seed=2)
+    tr.step()
+    tr.step()
+    grpo = lk.GRPOTrainer(prompts_per_step=2, num_generations=2, max_steps=1, beta=0.1)
+    grpo.step()
+    rows, want = tr.log.tokens, set(grpo.log.tokens.columns)
+    assert want | {"advantage_t", "value", "return", "reward"} == set(rows.columns)
+    step = rows[rows["step"] == 2]
+    assert sorted(step["sample"]) == list(range(8))  # every completion, whichever minibatch
+    samples = tr.log.samples
+    for _, r in step.iterrows():
+        T = len(r["tokens"])
+        assert all(len(r[k]) == T for k in ("logp", "ratio", "clipped", "weight", "k1", "k3"))
+        lp, old, ref = (torch.tensor(r[k]) for k in ("logp", "old_logp", "ref_logp"))
+        assert torch.allclose(torch.tensor(r["ratio"]), (lp - old).exp(), atol=1e-5)
+        assert torch.allclose(torch.tensor(r["k1"]), lp - ref, atol=1e-5)
+        assert torch.allclose(torch.tensor(r["k3"]), (ref - lp).exp() - (ref - lp) - 1, atol=1e-5)
+        A = torch.tensor(r["advantage_t"])
+        eps = tr.config.epsilon
+        out = ((torch.tensor(r["ratio"]) - 1).abs() > eps) & ((torch.tensor(r["ratio"]) - 1) * A > 0)
+        assert torch.equal(torch.tensor(r["clipped"]).bool(), out)  # clipped: outside, pushed out
+        assert r["advantage"] == pytest.approx(r["advantage_t"][0])
+        s = samples[(samples["step"] == 2)].iloc[int(r["sample"])]
+        assert s["advantage"] == pytest.approx(r["advantage"]) and s["length"] == T
+    # minibatch 1 of epoch 1 runs on the policy that sampled: ratio 1; later ones moved it
+    ratios = [max(abs(x - 1) for x in r) for r in step["ratio"]]
+    assert sum(d < 1e-5 for d in ratios) == 2 and max(ratios) > 1e-4
+    fig = lk.plots.run_step.token_heatmap(tr.log, step=2, sample=3)
+    assert list(fig.data[0].y) == ["advantage", "ratio", "clipped", "k1", "k2", "k3"]
+    kl = lk.plots.run_step.kl_tokens(tr.log, step=2, sample=3)
+    assert list(kl.data[0].y) == step[step["sample"] == 3].iloc[0]["k1"]
 
 
 def test_the_critic_learns_value_loss_falls_explained_variance_rises():
