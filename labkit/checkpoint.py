@@ -3,7 +3,8 @@
 ``runs/<name>/checkpoints/step-000012/state.pt`` holds everything the next step depends on: the
 model's and optimizer's state, the scheduler's step, the trainer's config and step, and the
 random states (Python's ``random`` and the trainer's prompt sampler, torch's global generator and
-the trainer's sampling generator). A checkpoint is written to a temporary folder and renamed, so
+the trainer's sampling generator; DPO has neither schedule nor generator, and its pairs are in
+``runs/<name>/pairs.jsonl``). A checkpoint is written to a temporary folder and renamed, so
 a process killed while saving leaves the previous one intact. With all of that restored, a
 resumed run on CPU repeats an uninterrupted run's metrics exactly (tests/test_runs_resume.py).
 
@@ -41,10 +42,12 @@ def steps(run_dir) -> list[int]:
 
 def save(trainer, run_dir, limit: int | None = None) -> pathlib.Path:
     """Write the trainer's state at its current step; keep the newest ``limit`` checkpoints."""
+    scheduler, generator = getattr(trainer, "scheduler", None), getattr(trainer, "generator", None)
     state = {"step": trainer.global_step, "config": trainer.config.to_dict(),
              "model": trainer.model.state_dict(), "optimizer": trainer.optimizer.state_dict(),
-             "scheduler": trainer.scheduler.state_dict(), "rng": trainer.rng.getstate(),
-             "generator": trainer.generator.get_state(), "torch": torch.get_rng_state(),
+             "scheduler": None if scheduler is None else scheduler.state_dict(),
+             "rng": trainer.rng.getstate(), "torch": torch.get_rng_state(),
+             "generator": None if generator is None else generator.get_state(),
              "python": random.getstate(), "extra": trainer.extra_state()}
     dest = folder(run_dir, trainer.global_step)
     tmp = dest.with_name(dest.name + ".tmp")
@@ -59,14 +62,23 @@ def save(trainer, run_dir, limit: int | None = None) -> pathlib.Path:
     return dest
 
 
+def maybe_save(trainer) -> None:
+    """A checkpoint every ``config.save_steps`` steps of a named run (after the step is logged)."""
+    c = trainer.config
+    if trainer.log.path is not None and c.save_steps and trainer.global_step % c.save_steps == 0:
+        save(trainer, trainer.log.path, c.save_total_limit)
+
+
 def load(trainer, run_dir, step: int) -> None:
     """Restore the trainer's state from the checkpoint of ``run_dir`` at ``step``."""
     state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
     trainer.model.load_state_dict(state["model"])
     trainer.optimizer.load_state_dict(state["optimizer"])
-    trainer.scheduler.load_state_dict(state["scheduler"])
+    if state["scheduler"] is not None:  # DPO has no schedule and no sampling generator
+        trainer.scheduler.load_state_dict(state["scheduler"])
     trainer.rng.setstate(state["rng"])
-    trainer.generator.set_state(state["generator"])
+    if state["generator"] is not None:
+        trainer.generator.set_state(state["generator"])
     torch.set_rng_state(state["torch"])
     random.setstate(state["python"])
     trainer.global_step = state["step"]
@@ -95,8 +107,16 @@ def _pick_step(run_dir: pathlib.Path, step: int | None) -> int:
     return step
 
 
-def _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name):
-    """A trainer as it was at ``step`` (config from the checkpoint), with ``changes`` applied."""
+def make_rl(cls, run_dir, meta, config, model, tokenizer, reward_funcs, run_name, changes):
+    """A fresh GRPO/PPO trainer with the run's reward functions, task and ``track_kl``."""
+    return cls(model, reward_funcs or meta["reward_funcs"], meta["task"], config, tokenizer,
+               run_name, meta.get("track_kl", True), **changes)
+
+
+def _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name, make):
+    """A trainer as it was at ``step`` (config from the checkpoint), with ``changes`` applied;
+    ``make(cls, run_dir, meta, config, model, tokenizer, reward_funcs, run_name, changes)``
+    builds the fresh trainer the state is loaded into (:func:`make_rl` for GRPO and PPO)."""
     meta = json.loads((run_dir / "config.json").read_text())
     state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
     fields = {f.name for f in dataclasses.fields(cls.config_class)}
@@ -106,8 +126,7 @@ def _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name
             raise ValueError(f"{run_dir} was trained on a model passed as an object: pass it "
                              "again (model=..., tokenizer=...)")
         model = meta["model"]
-    trainer = cls(model, reward_funcs or meta["reward_funcs"], meta["task"], config, tokenizer,
-                  run_name, meta.get("track_kl", True), **changes)
+    trainer = make(cls, run_dir, meta, config, model, tokenizer, reward_funcs, run_name, changes)
     load(trainer, run_dir, step)
     if changes:  # the checkpoint restored the old values; apply the new ones again
         trainer.config = dataclasses.replace(trainer.config, **changes)
@@ -115,24 +134,24 @@ def _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name
     return trainer
 
 
-def resume(cls, run, step, model, tokenizer, reward_funcs, changes):
-    """See :meth:`labkit.trainer.GRPOTrainer.from_run`."""
+def resume(cls, run, step, model, tokenizer, reward_funcs, changes, make=make_rl):
+    """See :meth:`labkit.trainer.GRPOTrainer.from_run` (``make``: see :func:`_build`)."""
     run_dir = _locate(run)
     step = _pick_step(run_dir, step)
-    trainer = _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, None)
+    trainer = _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, None, make)
     trainer.log = RunLog.reopen(run_dir, step)
     if changes or reward_funcs:
         trainer.log_event("resume", dict(changes), reward_funcs is not None)
     return trainer
 
 
-def fork(cls, run, step, run_name, model, tokenizer, reward_funcs, changes):
-    """See :meth:`labkit.trainer.GRPOTrainer.fork`."""
+def fork(cls, run, step, run_name, model, tokenizer, reward_funcs, changes, make=make_rl):
+    """See :meth:`labkit.trainer.GRPOTrainer.fork` (``make``: see :func:`_build`)."""
     run_dir = _locate(run)
     step = _pick_step(run_dir, step)
     if (runs_root() / run_name).resolve() == run_dir.resolve():
         raise ValueError(f"run_name={run_name!r} is the parent run: give the branch a new name")
-    trainer = _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name)
+    trainer = _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name, make)
     trainer.log.config["parent"] = {"run": str(run_dir), "step": step}
     trainer.log.write_config()
     trainer.log.copy_from(RunLog.read(run_dir), step)

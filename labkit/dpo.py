@@ -5,18 +5,24 @@ of the policy (with grad) and of the frozen reference (or the LoRA policy with i
 then ``labkit.core.dpo_loss``: L = -log sigma(beta [(log pi - log pi_ref)(y_w) -
 (log pi - log pi_ref)(y_l)]). Pairs are ``{"prompt", "chosen", "rejected"}`` dicts (TRL's
 format); ``pairs=None`` builds them from the initial policy's rollouts (:mod:`labkit.pairs`).
+Runs with a name write ``runs/<name>/pairs.jsonl`` and checkpoints (:mod:`labkit.checkpoint`):
+``DPOTrainer.from_run`` resumes, ``DPOTrainer.fork`` branches at a step with a changed beta, ...
 Departures from TRL: pairs are drawn with replacement; IPO uses token-averaged log-probs (TRL).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import pathlib
 import random
 import time
 from dataclasses import asdict, dataclass
 
 import torch
 
+from labkit import checkpoint
 from labkit.config import _require
 from labkit.core import dpo_loss
 from labkit.core.preference import DPO_LOSS_TYPES
@@ -52,6 +58,10 @@ class DPOConfig:
     num_generations: int = 8
     """Completions per prompt when building pairs."""
     seed: int = 0
+    save_steps: int = 1
+    """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
+    save_total_limit: int | None = 2
+    """Checkpoints kept (oldest deleted first); None keeps all (to fork at any step)."""
 
     def __post_init__(self):
         _require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
@@ -64,6 +74,9 @@ class DPOConfig:
                  f"{PAIR_MODES}")
         _require(self.num_generations >= 2, f"num_generations={self.num_generations}: pairs "
                  "need at least 2 completions per prompt")
+        _require(self.save_steps >= 0, f"save_steps={self.save_steps}: use 0 (off) or more")
+        _require(self.save_total_limit is None or self.save_total_limit >= 1,
+                 f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -77,15 +90,37 @@ def sequence_logprobs(model, tokenizer, prompts, completions, average: bool = Fa
     return total / mask.sum(-1) if average else total
 
 
+PAIRS = "pairs.jsonl"
+
+
+def save_pairs(pairs: list[dict], run_dir) -> None:
+    """Write the run's pairs to ``run_dir/pairs.jsonl`` (via a temporary file and a rename)."""
+    path = pathlib.Path(run_dir) / PAIRS
+    tmp = path.with_name(PAIRS + ".tmp")
+    tmp.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    os.replace(tmp, path)
+
+
+def load_pairs(run_dir) -> list[dict]:
+    """The pairs a run trained on, in their order (the sampler's state indexes into it)."""
+    path = pathlib.Path(run_dir) / PAIRS
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: the run's pairs are needed to resume it; "
+                                "train again with a run_name (pairs are saved with the run)")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 class DPOTrainer(TrainLoop):
     """``DPOTrainer(model="tiny", pairs=None, max_steps=50).train()``; ``.log`` as GRPO's."""
 
     algorithm = "dpo"
+    config_class = DPOConfig
 
     def __init__(self, model="tiny", pairs=None, task="addition", config: DPOConfig | None = None,
                  tokenizer=None, run_name: str | None = None, **overrides):
         self.config = c = dataclasses.replace(config or DPOConfig(), **overrides)
         set_seed(c.seed)
+        self.model_name = model if isinstance(model, str) else None  # a run resumes from it
         if isinstance(model, str):
             model, tokenizer = load_policy(model)
         elif tokenizer is None:
@@ -104,7 +139,10 @@ class DPOTrainer(TrainLoop):
         self.params = [p for p in model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.params, lr=c.learning_rate, weight_decay=0.0)
         path = runs_root() / run_name if run_name else None
-        self.log = RunLog(path, {**c.to_dict(), "algorithm": "dpo", "pairs": len(self.pairs)})
+        self.log = RunLog(path, {**c.to_dict(), "algorithm": "dpo", "task": self.task.name,
+                                 "model": self.model_name, "pairs": len(self.pairs)})
+        if path is not None:
+            save_pairs(self.pairs, path)
         self.global_step = 0
         self.init_loop()
 
@@ -141,7 +179,42 @@ class DPOTrainer(TrainLoop):
                  "grad_norm": float(grad_norm), "lr": c.learning_rate,
                  "time/step": time.perf_counter() - t0}
             self.log.log_step(m)
+            checkpoint.maybe_save(self)
             return m
+
+    # -- checkpoints (labkit.checkpoint): resume and fork as GRPOTrainer's -----------------
+    @classmethod
+    def from_run(cls, run, step: int | None = None, model=None, tokenizer=None, **changes):
+        """Resume the run ``run`` (a name or folder) from its checkpoint at ``step`` (default:
+        the last) with its pairs; the log keeps what was written up to that step."""
+        return checkpoint.resume(cls, run, step, model, tokenizer, None, changes, _make)
+
+    @classmethod
+    def fork(cls, run, step: int, run_name: str, model=None, tokenizer=None, **changes):
+        """A new run ``run_name`` from ``run``'s checkpoint at ``step``, on the same pairs, with
+        changed settings (``beta``, ``loss_type``, ``learning_rate``, ...)."""
+        return checkpoint.fork(cls, run, step, run_name, model, tokenizer, None, changes,
+                               _make)
+
+    def extra_state(self) -> dict:
+        return {}
+
+    def load_extra_state(self, state: dict) -> None:
+        pass
+
+    def apply_config(self) -> None:
+        """Push ``self.config``'s learning rate into the optimizer (after a changed config)."""
+        for g in self.optimizer.param_groups:
+            g["lr"] = self.config.learning_rate
+
+    def log_event(self, kind: str, changes: dict, rewards_changed: bool = False) -> None:
+        """An ``events`` row: what changed, after which step (figures mark it)."""
+        self.log.log("events", [{"step": self.global_step, "kind": kind, **changes}])
 
     def postfix(self, m: dict) -> dict:
         return {"loss": f"{m['loss']:.3f}", "acc": f"{m['rewards/accuracies']:.2f}"}
+
+
+def _make(cls, run_dir, meta, config, model, tokenizer, reward_funcs, run_name, changes):
+    """A fresh DPOTrainer on the run's pairs and task (see :func:`labkit.checkpoint._build`)."""
+    return cls(model, load_pairs(run_dir), meta["task"], config, tokenizer, run_name, **changes)
