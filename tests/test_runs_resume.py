@@ -90,3 +90,21 @@ def test_fork_branches_at_a_step_with_a_changed_config(runs):
     fig = lk.compare_runs(["straight", "branch"], "reward/mean")
     assert [t.name for t in fig.data][:2] == ["straight", "branch"]
     assert list(fig.data[1].x) == list(range(1, STEPS + 2))
+
+
+def test_stopped_ppo_run_resumes_to_the_same_metrics_and_token_rows(runs):
+    """PPO's extra state (the value head, its optimizer group, the minibatch permutations drawn
+    from the trainer's generator) is in the checkpoint: every metric and per-token row repeats."""
+    kw = {"prompts_per_step": 4, "num_generations": 2, "num_mini_batches": 2, "ppo_epochs": 2,
+          "diagnostics": 2, "lr_scheduler_type": "constant", "max_steps": 100, "seed": 5}
+    lk.PPOTrainer(run_name="ppo-straight", **kw).train(4, progress=False)
+    tr = lk.PPOTrainer(run_name="ppo-stopped", **kw)
+    tr.train(4, progress=False, callback=lambda t, m: t.global_step == 2 and t.stop())
+    tr = lk.PPOTrainer.from_run("ppo-stopped")
+    assert isinstance(tr, lk.PPOTrainer) and tr.global_step == 2
+    tr.train(2, progress=False)
+    a, b = _metrics(runs / "ppo-straight"), _metrics(runs / "ppo-stopped")
+    assert list(b["step"]) == [1, 2, 3, 4] and {"vf/loss", "vf/explained_var"} <= set(b.columns)
+    assert a.equals(b), (a.compare(b) if a.shape == b.shape else b)
+    ta, tb = lk.load_run(runs / "ppo-straight").tokens, lk.load_run(runs / "ppo-stopped").tokens
+    assert len(ta) == 8 and ta.equals(tb)
