@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from labkit.core.logprobs import token_logprobs
+from labkit.prefix import completion_logits, prompt_forward
 
 
 @dataclass
@@ -91,9 +92,8 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
     """
     B = prompt_ids.shape[0]
     attn = prompt_mask.clone()  # [B, P]
-    pos = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P] positions that ignore left padding
-    out = model(input_ids=prompt_ids, attention_mask=attn, position_ids=pos, use_cache=True)
-    past, logits, nxt = out.past_key_values, out.logits[:, -1], pos[:, -1] + 1
+    past, logits = prompt_forward(model, prompt_ids, prompt_mask)  # each distinct prompt once
+    nxt = attn.sum(-1)  # [B] position of the first new token (left padding ignored)
     done = torch.zeros(B, dtype=torch.bool)
     ids, mask = [], []
     for t in range(max_new_tokens):
@@ -122,11 +122,8 @@ def completion_logprobs(model, batch: Batch, temperature: float = 1.0, return_lo
     With ``batch.extra["sampling_mask"]`` (see :func:`rollout`), log pi is renormalised over the
     tokens top-k/top-p allowed when the token was sampled; the returned logits stay unmasked.
     """
-    ids = torch.cat([batch.prompt_ids, batch.completion_ids], 1)  # [B, P+T]
-    attn = torch.cat([batch.prompt_mask, batch.completion_mask], 1)  # [B, P+T]
-    pos = (attn.cumsum(-1) - 1).clamp(min=0)
-    P = batch.prompt_ids.shape[1]
-    logits = model(input_ids=ids, attention_mask=attn, position_ids=pos).logits[:, P - 1:-1]
+    logits = completion_logits(model, batch.prompt_ids, batch.prompt_mask, batch.completion_ids,
+                               batch.completion_mask)  # [B, T, V], each distinct prompt run once
     allowed = batch.extra.get("sampling_mask")  # [B, T, V] or None
     masked = logits if allowed is None else logits.masked_fill(~allowed, float("-inf"))
     logp = token_logprobs(masked, batch.completion_ids, temperature)  # [B, T]
@@ -142,7 +139,11 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
     ``batch.extra["sampling_mask"]`` ([B, T, V] bool), so training log-probs use the same
     truncation as sampling (off by default: it costs B x T x V booleans).
     """
-    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    distinct = list(dict.fromkeys(prompts))  # a group's prompt is tokenized once
+    enc = tokenizer(distinct, return_tensors="pt", padding=True, add_special_tokens=False)
+    where = {p: i for i, p in enumerate(distinct)}
+    row = torch.tensor([where[p] for p in prompts], dtype=torch.long)  # [B]
+    enc = {k: v[row] for k, v in enc.items()}
     was_training = model.training
     model.eval()
     keep = [] if keep_sampling_mask and temperature > 0 else None

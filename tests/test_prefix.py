@@ -1,0 +1,103 @@
+"""Shared-prompt forward passes (labkit.prefix) give the numbers of one plain forward per row.
+
+Checked in float64 so that rounding cannot hide a wrong mask or position: prompts of different
+lengths (left padding), groups of repeated prompts, a LoRA model with its adapter on and off,
+and greedy sampling against each prompt decoded alone.
+"""
+
+import random
+
+import pytest
+import torch
+
+import labkit as lk
+from labkit.prefix import completion_logits, distinct_prompts
+from labkit.rollout import rollout, sample
+
+
+def plain_logits(model, b):
+    """The reference: one forward over prompt + completion of every row."""
+    ids = torch.cat([b.prompt_ids, b.completion_ids], 1)  # [B, P+T]
+    attn = torch.cat([b.prompt_mask, b.completion_mask], 1)
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    return model(input_ids=ids, attention_mask=attn, position_ids=pos).logits[
+        :, b.prompt_ids.shape[1] - 1:-1]  # [B, T, V]
+
+
+def shared(model, b):
+    return completion_logits(model, b.prompt_ids, b.prompt_mask, b.completion_ids,
+                             b.completion_mask)
+
+
+def grouped_batch(model, tok, G=4, n=6, T=5, seed=0):
+    """n prompts of 2 to 4 digits' length each (so left padding differs), G samples each."""
+    task = lk.get_task("addition")
+    prompts = [e.prompt for e in task.sample_prompts(n, random.Random(seed))]
+    prompts += ["1+2=", "100+900="]  # shortest and longest prompts
+    assert len({len(p) for p in prompts}) > 1
+    return rollout(model, tok, [p for p in prompts for _ in range(G)], T, 1.0,
+                   generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.fixture(scope="module")
+def policy64():
+    model, tok = lk.load_policy("tiny")
+    return model.double(), tok
+
+
+def masked(x, b):
+    return x * b.completion_mask.unsqueeze(-1)
+
+
+def test_distinct_prompts_finds_the_groups_and_none_when_all_differ():
+    ids = torch.tensor([[0, 5], [7, 8], [0, 5], [7, 8]])
+    mask = (ids > 0).long()
+    u, m, index = distinct_prompts(ids, mask)
+    assert torch.equal(u[index], ids) and torch.equal(m[index], mask) and u.shape[0] == 2
+    assert distinct_prompts(ids[:2], mask[:2]) is None
+
+
+def test_logits_and_gradients_equal_a_plain_forward(policy64):
+    model, tok = policy64
+    b = grouped_batch(model, tok)
+    assert distinct_prompts(b.prompt_ids, b.prompt_mask)[0].shape[0] == 8  # 32 rows, 8 prompts
+    model.train()
+    grads = []
+    for f in (plain_logits, shared):
+        model.zero_grad()
+        logits = f(model, b)
+        lp = lk.token_logprobs(logits, b.completion_ids).double()  # [B, T]
+        (lp * b.completion_mask).sum().backward()
+        grads.append((masked(logits.detach(), b), [p.grad.clone() for p in model.parameters()]))
+    (a, ga), (s, gs) = grads
+    assert torch.allclose(a, s, atol=1e-10)
+    for x, y in zip(ga, gs):  # float32 log-softmax inside token_logprobs bounds the agreement
+        assert (x - y).norm() <= 1e-5 * x.norm() + 1e-9
+
+
+def test_one_token_completions_and_lora_adapter_on_and_off():
+    model, tok = lk.load_policy("tiny")
+    lora = lk.models.add_lora(model.double(), r=4, alpha=8)
+    torch.nn.init.normal_(lora.base_model.model.model.layers[0].self_attn.q_proj.lora_B.default
+                          .weight, std=0.1)  # a non-zero adapter, so on and off differ
+    b = grouped_batch(lora, tok, T=1)
+    assert b.completion_ids.shape[1] == 1
+    with torch.no_grad():
+        on = shared(lora, b)
+        with lora.disable_adapter():
+            off = shared(lora, b)
+            assert torch.allclose(off, plain_logits(lora, b), atol=1e-10)
+        assert torch.allclose(on, plain_logits(lora, b), atol=1e-10)
+    assert (on - off).abs().max() > 1e-3
+
+
+def test_greedy_sampling_of_a_grouped_batch_equals_each_prompt_alone():
+    model, tok = lk.load_policy("tiny")
+    prompts = ["7+5=", "123+456=", "7+5=", "40+2=", "123+456="]
+    b = rollout(model, tok, prompts, 6, temperature=0.0)
+    for i, p in enumerate(prompts):
+        enc = tok([p], return_tensors="pt", add_special_tokens=False)
+        ids, mask, _ = sample(model, enc["input_ids"], enc["attention_mask"], 6,
+                              tok.eos_token_id, tok.pad_token_id, temperature=0.0)
+        n = int(mask.sum())
+        assert b.completion_ids[i, :n].tolist() == ids[0, :n].tolist(), p
