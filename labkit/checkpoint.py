@@ -107,7 +107,8 @@ def _pick_step(run_dir: pathlib.Path, step: int | None) -> int:
     return step
 
 
-def make_rl(cls, run_dir, meta, config, model, tokenizer, reward_funcs, run_name, changes):
+def make_rl(cls, run_dir, meta: dict, config, model, tokenizer, reward_funcs, run_name: str | None,
+            changes: dict):
     """A fresh GRPO/PPO trainer with the run's reward functions, task and ``track_kl``."""
     return cls(model, reward_funcs or meta["reward_funcs"], meta["task"], config, tokenizer,
                run_name, meta.get("track_kl", True), **changes)

@@ -102,7 +102,14 @@ def save_pairs(pairs: list[dict], run_dir) -> None:
 
 
 def load_pairs(run_dir) -> list[dict]:
-    """The pairs a run trained on, in their order (the sampler's state indexes into it)."""
+    """The pairs a run trained on, in their order (the sampler's state indexes into it).
+
+    >>> import tempfile
+    >>> run_dir = tempfile.mkdtemp()
+    >>> save_pairs([{"prompt": "1+1=", "chosen": "2", "rejected": "3"}], run_dir)
+    >>> load_pairs(run_dir)
+    [{'prompt': '1+1=', 'chosen': '2', 'rejected': '3'}]
+    """
     path = pathlib.Path(run_dir) / PAIRS
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: the run's pairs are needed to resume it; "
