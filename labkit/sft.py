@@ -19,8 +19,8 @@ def sft_batch(tokenizer, pairs: list[tuple[str, str]]) -> Batch:
     """Prompts left-padded, targets (+ eos) right-padded, as a rollout would have produced."""
     enc = tokenizer([p for p, _ in pairs], return_tensors="pt", padding=True,
                     add_special_tokens=False)
-    targets = [tokenizer(t, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-               for _, t in pairs]
+    targets = [t + [tokenizer.eos_token_id] for t in  # one batched call: fast tokenizers
+               tokenizer([t for _, t in pairs], add_special_tokens=False)["input_ids"]]
     T = max(map(len, targets))
     ids = torch.full((len(pairs), T), tokenizer.pad_token_id)  # [B, T]
     mask = torch.zeros(len(pairs), T, dtype=torch.long)  # [B, T]
