@@ -84,7 +84,12 @@ class DPOConfig:
 
 def sequence_logprobs(model, tokenizer, prompts, completions, average: bool = False):
     """sum_t log pi(y_t | x, y_<t) of each completion (+ eos): [B]; the mean when ``average``."""
-    batch = sft_batch(tokenizer, list(zip(prompts, completions)))
+    return batch_sequence_logprobs(model, sft_batch(tokenizer, list(zip(prompts, completions))),
+                                   average)
+
+
+def batch_sequence_logprobs(model, batch, average: bool = False):
+    """:func:`sequence_logprobs` of an already tokenized batch (``labkit.sft.sft_batch``)."""
     mask = batch.completion_mask.float()  # [B, T]
     total = (completion_logprobs(model, batch) * mask).sum(-1)  # [B]
     return total / mask.sum(-1) if average else total
@@ -144,7 +149,8 @@ class DPOTrainer(TrainLoop):
         self.pairs = list(pairs)
         self.ref_model = None if is_peft(model) else frozen_copy(model)
         self.params = [p for p in model.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(self.params, lr=c.learning_rate, weight_decay=0.0)
+        self.optimizer = torch.optim.AdamW(self.params, lr=c.learning_rate, weight_decay=0.0,
+                                           fused=True)  # one kernel: ~5x faster on CPU
         path = runs_root() / run_name if run_name else None
         self.log = RunLog(path, {**c.to_dict(), "algorithm": "dpo", "task": self.task.name,
                                  "model": self.model_name, "pairs": len(self.pairs)})
@@ -153,27 +159,32 @@ class DPOTrainer(TrainLoop):
         self.global_step = 0
         self.init_loop()
 
-    def logps(self, pairs, reference: bool = False):
-        """(chosen [B], rejected [B]) sequence log-probs under pi (or pi_ref)."""
+    def pair_batch(self, pairs):
+        """The chosen then the rejected completions of ``pairs``, tokenized once for pi and pi_ref."""
         prompts = [p["prompt"] for p in pairs] * 2
         texts = [p["chosen"] for p in pairs] + [p["rejected"] for p in pairs]
+        return sft_batch(self.tokenizer, list(zip(prompts, texts)))
+
+    def logps(self, batch, reference: bool = False):
+        """(chosen [B], rejected [B]) sequence log-probs of a :meth:`pair_batch` under pi (or
+        pi_ref)."""
         avg = self.config.loss_type == "ipo"
         if reference and self.ref_model is None:  # LoRA: the adapter switched off is pi_ref
             with self.model.disable_adapter():
-                lp = sequence_logprobs(self.model, self.tokenizer, prompts, texts, avg)
+                lp = batch_sequence_logprobs(self.model, batch, avg)
         else:
             model = self.ref_model if reference else self.model
-            lp = sequence_logprobs(model, self.tokenizer, prompts, texts, avg)  # [2B]
+            lp = batch_sequence_logprobs(model, batch, avg)  # [2B]
         return lp.chunk(2)
 
     def step(self) -> dict:
         with self.lock:
             c, t0 = self.config, time.perf_counter()
-            pairs = [self.rng.choice(self.pairs) for _ in range(c.batch_size)]
+            batch = self.pair_batch([self.rng.choice(self.pairs) for _ in range(c.batch_size)])
             with torch.no_grad():
-                ref_w, ref_l = self.logps(pairs, reference=True)
+                ref_w, ref_l = self.logps(batch, reference=True)
             self.model.train()
-            pi_w, pi_l = self.logps(pairs)
+            pi_w, pi_l = self.logps(batch)
             loss, stats = dpo_loss(pi_w, pi_l, ref_w, ref_l, c.beta, c.loss_type)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()

@@ -274,9 +274,7 @@ class GRPOTrainer(TrainLoop):
     # -- checkpoints ---------------------------------------------------------------------
     def maybe_save(self) -> None:
         """A checkpoint every ``save_steps`` steps of a named run (after the step is logged)."""
-        c = self.config
-        if self.log.path is not None and c.save_steps and self.global_step % c.save_steps == 0:
-            checkpoint.save(self, self.log.path, c.save_total_limit)
+        checkpoint.maybe_save(self)
 
     @classmethod
     def from_run(cls, run, step: int | None = None, model=None, tokenizer=None,

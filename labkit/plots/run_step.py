@@ -90,13 +90,18 @@ def token_row(run, step: int | None = None, sample: int = 0) -> pd.Series:
 def token_heatmap(run, step: int | None = None, sample: int = 0) -> go.Figure:
     """One completion, token by token: advantage, ratio pi/pi_old, clipped?, k1, k2, k3.
 
+    The advantage row is the sequence's advantage on every token (GRPO), or PPO's per-token GAE
+    advantage (``advantage_t``) when the row has it.
+
     Colours are scaled per row (each row's largest |value| is full colour); the cell text is the
     value itself.
     """
     r = token_row(run, step, sample)
     names = [n for n in HEATMAP_ROWS if n == "advantage" or isinstance(r.get(n), list)]
     T = len(r["tokens"])
-    vals = np.array([[r["advantage"]] * T if n == "advantage" else
+    adv = r.get("advantage_t")  # PPO: GAE per token; GRPO: one advantage for every token
+    adv = adv if isinstance(adv, list) else [r["advantage"]] * T
+    vals = np.array([adv if n == "advantage" else
                      [np.nan if v is None else v for v in r[n]] for n in names], dtype=float)
     centre = np.where(np.array(names)[:, None] == "ratio", 1.0, 0.0)  # ratio's neutral is 1
     dev = vals - centre
