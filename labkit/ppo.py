@@ -27,6 +27,7 @@ import torch
 from labkit.config import GRPOConfig, _require
 from labkit.core import entropy_from_logits, gae, kl_estimate, policy_loss, value_loss, whiten
 from labkit.core.logprobs import token_logprobs
+from labkit.prefix import completion_outputs
 from labkit.records import group_correct, sample_rows, step_metrics, token_rows
 from labkit.trainer import GRPOTrainer
 
@@ -112,14 +113,10 @@ class PPOTrainer(GRPOTrainer):
 
     def forward(self, batch, rows=slice(None)):
         """log pi of the completion tokens [b, T], logits [b, T, V] and values V(s_t) [b, T]."""
-        ids = torch.cat([batch.prompt_ids[rows], batch.completion_ids[rows]], 1)  # [b, P+T]
-        attn = torch.cat([batch.prompt_mask[rows], batch.completion_mask[rows]], 1)  # [b, P+T]
-        pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        P = batch.prompt_ids.shape[1]
-        out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos,
-                         output_hidden_states=True)
-        logits = out.logits[:, P - 1:-1]  # [b, T, V]: the state before each completion token
-        values = self.value_head(out.hidden_states[-1][:, P - 1:-1]).squeeze(-1)  # [b, T]
+        logits, h = completion_outputs(  # [b, T, V], [b, T, H]: the state before each token
+            self.model, batch.prompt_ids[rows], batch.prompt_mask[rows],
+            batch.completion_ids[rows], batch.completion_mask[rows], hidden=True)
+        values = self.value_head(h).squeeze(-1)  # [b, T]
         logp = token_logprobs(logits, batch.completion_ids[rows], self.config.temperature or 1.0)
         return logp, logits, values
 

@@ -32,21 +32,25 @@ def distinct_prompts(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor):
     return rows[:, :P], rows[:, P:].to(prompt_mask.dtype), index
 
 
-def prompt_forward(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, shared=None):
-    """Run the (left-padded) prompts once per distinct prompt: ``(past, logits [B, V])``.
+def prompt_forward(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, shared=None,
+                   hidden: bool = False):
+    """Run the (left-padded) prompts once per distinct prompt: ``(past, logits [B, V], h)``.
 
-    ``past`` is the KV cache of all B rows, ``logits`` predict each row's first new token.
+    ``past`` is the KV cache of all B rows, ``logits`` predict each row's first new token, ``h``
+    is the last layer's hidden state there ([B, H], when ``hidden``; else None).
     ``shared``: :func:`distinct_prompts` of these prompts when the caller has it already.
     """
     shared = shared or distinct_prompts(prompt_ids, prompt_mask)
     ids, mask = (prompt_ids, prompt_mask) if shared is None else shared[:2]
     pos = (mask.cumsum(-1) - 1).clamp(min=0)  # [U, P] positions that ignore left padding
-    out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                output_hidden_states=hidden)
     past, logits = out.past_key_values, out.logits[:, -1]  # [U, V]
+    h = out.hidden_states[-1][:, -1] if hidden else None  # [U, H]
     if shared is not None:
         past.reorder_cache(shared[2])
-        logits = logits[shared[2]]  # [B, V]
-    return past, logits
+        logits, h = logits[shared[2]], None if h is None else h[shared[2]]  # [B, V], [B, H]
+    return past, logits, h
 
 
 def completion_logits(model, prompt_ids, prompt_mask, completion_ids, completion_mask):
@@ -55,17 +59,27 @@ def completion_logits(model, prompt_ids, prompt_mask, completion_ids, completion
     Distinct prompts are run once (see the module docstring); a batch whose prompts are all
     different takes one plain forward over prompt + completion.
     """
+    return completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completion_mask)[0]
+
+
+def completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completion_mask,
+                       hidden: bool = False):
+    """``(logits [B, T, V], h [B, T, H] or None)``: :func:`completion_logits` and, when
+    ``hidden``, the last layer's hidden state at the same positions (the state before each
+    completion token, where PPO's value head reads V(s_t))."""
     P = prompt_ids.shape[1]
     attn = torch.cat([prompt_mask, completion_mask], 1)  # [B, P+T]
     pos = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P+T]
     shared = distinct_prompts(prompt_ids, prompt_mask)
     if shared is None:
         ids = torch.cat([prompt_ids, completion_ids], 1)  # [B, P+T]
-        return model(input_ids=ids, attention_mask=attn, position_ids=pos).logits[:, P - 1:-1]
-    past, first = prompt_forward(model, prompt_ids, prompt_mask, shared)  # first: [B, V]
+        out = model(input_ids=ids, attention_mask=attn, position_ids=pos,
+                    output_hidden_states=hidden)
+        return out.logits[:, P - 1:-1], out.hidden_states[-1][:, P - 1:-1] if hidden else None
+    past, first, h0 = prompt_forward(model, prompt_ids, prompt_mask, shared, hidden)  # [B, V]
     if completion_ids.shape[1] == 1:
-        return first[:, None]
-    rest = model(input_ids=completion_ids[:, :-1], attention_mask=attn[:, :-1],
-                 position_ids=pos[:, P:-1], past_key_values=past).logits  # [B, T-1, V]
-    return torch.cat([first[:, None], rest], 1)  # [B, T, V]
-
+        return first[:, None], None if h0 is None else h0[:, None]
+    out = model(input_ids=completion_ids[:, :-1], attention_mask=attn[:, :-1],
+                position_ids=pos[:, P:-1], past_key_values=past, output_hidden_states=hidden)
+    logits = torch.cat([first[:, None], out.logits], 1)  # [B, T, V]
+    return logits, torch.cat([h0[:, None], out.hidden_states[-1]], 1) if hidden else None

@@ -92,7 +92,7 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
     """
     B = prompt_ids.shape[0]
     attn = prompt_mask.clone()  # [B, P]
-    past, logits = prompt_forward(model, prompt_ids, prompt_mask)  # each distinct prompt once
+    past, logits, _ = prompt_forward(model, prompt_ids, prompt_mask)  # each prompt once
     nxt = attn.sum(-1)  # [B] position of the first new token (left padding ignored)
     done = torch.zeros(B, dtype=torch.bool)
     ids, mask = [], []

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit.prefix import completion_logits, distinct_prompts
+from labkit.prefix import completion_logits, completion_outputs, distinct_prompts
 from labkit.rollout import rollout, sample
 
 
@@ -101,3 +101,20 @@ def test_greedy_sampling_of_a_grouped_batch_equals_each_prompt_alone():
                               tok.eos_token_id, tok.pad_token_id, temperature=0.0)
         n = int(mask.sum())
         assert b.completion_ids[i, :n].tolist() == ids[0, :n].tolist(), p
+
+
+def test_hidden_states_for_a_value_head_equal_a_plain_forward(policy64):
+    """PPO's value head reads the last hidden state before each completion token."""
+    model, tok = policy64
+    b = grouped_batch(model, tok, G=3)
+    ids = torch.cat([b.prompt_ids, b.completion_ids], 1)
+    attn = torch.cat([b.prompt_mask, b.completion_mask], 1)
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=attn, position_ids=(attn.cumsum(-1) - 1)
+                    .clamp(min=0), output_hidden_states=True)
+        P = b.prompt_ids.shape[1]
+        logits, h = completion_outputs(model, b.prompt_ids, b.prompt_mask, b.completion_ids,
+                                       b.completion_mask, hidden=True)
+    keep = b.completion_mask.unsqueeze(-1)
+    assert torch.allclose(h * keep, out.hidden_states[-1][:, P - 1:-1] * keep, atol=1e-10)
+    assert torch.allclose(logits * keep, out.logits[:, P - 1:-1] * keep, atol=1e-10)
