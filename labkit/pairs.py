@@ -80,3 +80,71 @@ def demonstration_pairs(task, examples, seed: int = 0, min_gap: int = 10,
         wrong = rng.choice([n for n in range(max(high, a + min_gap) + 1) if abs(n - a) >= min_gap])
         pairs.append({"prompt": e.prompt, "chosen": e.answer, "rejected": str(wrong)})
     return pairs
+
+
+NEAR_MISSES = ("last_digit", "plus_minus_1", "plus_minus_10", "one_digit", "drop_digit",
+               "extra_digit", "swap_digits")
+
+
+def near_miss(answer: str, kind: str, rng: random.Random) -> str:
+    """A wrong answer close to ``answer`` (a non-negative integer string), of the given kind.
+
+    ``last_digit``: another units digit (the policy's most frequent error); ``plus_minus_1`` /
+    ``plus_minus_10``: off by one / by ten; ``one_digit``: any one digit changed; ``drop_digit``
+    / ``extra_digit``: one digit too few / too many; ``swap_digits``: two digits exchanged.
+
+    >>> rng = random.Random(0)
+    >>> [near_miss("75", k, rng) for k in NEAR_MISSES]
+    ['77', '76', '85', '76', '5', '875', '57']
+    """
+    if kind not in NEAR_MISSES:
+        raise ValueError(f"kind={kind!r}: use one of {NEAR_MISSES}")
+    a, d = int(answer), rng.choice("0123456789")
+    if kind == "last_digit":
+        out = answer[:-1] + rng.choice([c for c in "0123456789" if c != answer[-1]])
+    elif kind in ("plus_minus_1", "plus_minus_10"):
+        step = 1 if kind == "plus_minus_1" else 10
+        out = str(a + step if a < step or rng.random() < 0.5 else a - step)
+    elif kind == "one_digit":
+        i = rng.randrange(len(answer))
+        out = answer[:i] + rng.choice([c for c in "0123456789" if c != answer[i]]) + answer[i + 1:]
+    elif kind == "drop_digit":
+        i = rng.randrange(len(answer))
+        out = answer[:i] + answer[i + 1:] if len(answer) > 1 else answer + d
+    elif kind == "extra_digit":
+        i = rng.randrange(len(answer) + 1)
+        out = answer[:i] + d + answer[i:]
+    else:
+        out = answer[::-1] if len(answer) == 2 else _swap(answer, rng)
+    out = out.lstrip("0") or "0"
+    return out if int(out) != a else str(a + 1)
+
+
+def _swap(answer: str, rng: random.Random) -> str:
+    i, j = sorted(rng.sample(range(len(answer)), 2)) if len(answer) > 1 else (0, 0)
+    return answer[:i] + answer[j] + answer[i + 1:j] + answer[i] + answer[j + 1:]
+
+
+POLICY_ERROR_MIX = {"last_digit": 4, "plus_minus_1": 4, "plus_minus_10": 1, "one_digit": 1,
+                    "drop_digit": 0.5, "extra_digit": 0.5, "swap_digits": 0.5}
+"""Weights of the near-miss kinds, roughly the tiny SFT policy's own errors on held-out prompts:
+mostly a wrong units digit (+-1 in two cases of three), then the tens digit, rarely the length."""
+
+
+def near_miss_pairs(task, examples, per_example: int = 1, seed: int = 0,
+                    mix: dict | None = None) -> list[dict]:
+    """The reference answer preferred to ``per_example`` near misses of it (:func:`near_miss`,
+    kinds drawn with weights ``mix``, default :data:`POLICY_ERROR_MIX`): free, unlimited pairs
+    of the kind a policy gets wrong. Integer answers only.
+
+    >>> from labkit.tasks import get_task
+    >>> t = get_task("addition"); p = near_miss_pairs(t, t.heldout[:1], 3)
+    >>> [x["chosen"] == t.heldout[0].answer != x["rejected"] for x in p]
+    [True, True, True]
+    """
+    mix = mix or POLICY_ERROR_MIX
+    rng = random.Random(seed)
+    kinds, weights = list(mix), list(mix.values())
+    return [{"prompt": e.prompt, "chosen": e.answer,
+             "rejected": near_miss(e.answer, rng.choices(kinds, weights)[0], rng)}
+            for e in examples for _ in range(per_example)]

@@ -8,6 +8,9 @@ a reward function with TRL's signature, so GRPO or PPO can optimise it: stage 2 
 
 from __future__ import annotations
 
+import json
+import math
+import pathlib
 import random
 from dataclasses import asdict, dataclass
 
@@ -16,9 +19,12 @@ from tqdm.auto import tqdm
 
 from labkit.config import _require
 from labkit.core import bradley_terry_loss
-from labkit.models import load_policy
+from labkit.core.logprobs import token_logprobs
+from labkit.models import CHECKPOINTS, load_policy
 from labkit.runlog import RunLog
 from labkit.sft import sft_batch
+
+LR_SCHEDULES = ("constant", "cosine")
 
 
 @dataclass
@@ -30,25 +36,52 @@ class RewardModelConfig:
     """Pairs per step."""
     max_steps: int = 200
     max_grad_norm: float = 1.0
+    warmup_steps: int = 0
+    """Linear warm-up of the learning rate over this many steps."""
+    lr_schedule: str = "constant"
+    """After warm-up: ``"constant"`` or ``"cosine"`` (decays to 0 at ``max_steps``)."""
+    weight_decay: float = 0.0
+    eval_every: int = 20
+    """Steps between held-out evaluations (when held-out pairs are given)."""
     seed: int = 0
 
     def __post_init__(self):
         _require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
         _require(self.batch_size >= 1, f"batch_size={self.batch_size}: use 1 or more")
         _require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
+        _require(0 <= self.warmup_steps < self.max_steps,
+                 f"warmup_steps={self.warmup_steps}: use 0 <= warmup_steps < max_steps")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule={self.lr_schedule!r}: use one of {LR_SCHEDULES}")
+        _require(self.weight_decay >= 0, f"weight_decay={self.weight_decay}: use a value >= 0")
+        _require(self.eval_every >= 1, f"eval_every={self.eval_every}: use 1 or more")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-class RewardModel(torch.nn.Module):
-    """``RewardModel("tiny")``: a causal LM trunk (its own copy) and a linear scalar head."""
+READOUTS = ("head", "head+logprob")
 
-    def __init__(self, model="tiny", tokenizer=None):
+
+class RewardModel(torch.nn.Module):
+    """``RewardModel("tiny")``: a causal LM trunk (its own copy) and a linear scalar head.
+
+    ``readout="head"``: r(x, y) = w^T h_eos + b, InstructGPT's and TRL's reward model.
+    ``readout="head+logprob"``: r(x, y) = w^T h_eos + b + log p_phi(y + eos | x), the trunk's
+    own LM head added (its log-likelihood of the completion, the quantity DPO's implicit reward
+    beta log pi/pi_ref is built from, 2305.18290 eq. 5). Checking a sum is as hard as doing it:
+    the scalar head alone must rebuild a digit comparison from the eos state and ranks the
+    policy's near misses (75 vs 74) barely above chance after 1000 steps, while the LM head
+    already predicts each digit, so Bradley-Terry training sharpens a ranker that exists.
+    """
+
+    def __init__(self, model="tiny", tokenizer=None, readout: str = "head"):
         super().__init__()
+        if readout not in READOUTS:
+            raise ValueError(f"readout={readout!r}: use one of {READOUTS}")
         if isinstance(model, str):
             model, tokenizer = load_policy(model)
-        self.lm, self.tokenizer = model, tokenizer
+        self.lm, self.tokenizer, self.readout = model, tokenizer, readout
         self.head = torch.nn.Linear(model.config.hidden_size, 1)
         torch.nn.init.zeros_(self.head.weight)
         torch.nn.init.zeros_(self.head.bias)
@@ -59,10 +92,25 @@ class RewardModel(torch.nn.Module):
         ids = torch.cat([b.prompt_ids, b.completion_ids], 1)  # [B, P+T]
         attn = torch.cat([b.prompt_mask, b.completion_mask], 1)  # [B, P+T]
         pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        h = self.lm(input_ids=ids, attention_mask=attn, position_ids=pos,
-                    output_hidden_states=True).hidden_states[-1]  # [B, P+T, H]
-        last = b.prompt_ids.shape[1] + b.lengths - 1  # [B] the eos position
-        return self.head(h[torch.arange(len(prompts)), last]).squeeze(-1)  # [B]
+        out = self.lm(input_ids=ids, attention_mask=attn, position_ids=pos,
+                      output_hidden_states=True)
+        P = b.prompt_ids.shape[1]
+        last = P + b.lengths - 1  # [B] the eos position
+        h = out.hidden_states[-1][torch.arange(len(prompts)), last]  # [B, H]
+        r = self.head(h).squeeze(-1)  # [B]
+        if self.readout == "head":
+            return r
+        logp = token_logprobs(out.logits[:, P - 1:-1], b.completion_ids)  # [B, T]
+        return r + (logp * b.completion_mask).sum(-1)  # [B]
+
+    def save(self, path) -> None:
+        """Write the trunk (``save_pretrained``), its tokenizer and ``reward_head.json``."""
+        self.lm.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+        head = {"readout": self.readout, "weight": self.head.weight[0].tolist(),
+                "bias": self.head.bias.item()}
+        with open(pathlib.Path(path) / "reward_head.json", "w") as f:
+            json.dump(head, f)
 
     def pair_scores(self, pairs: list[dict]):
         """(r(x, y_w) [B], r(x, y_l) [B]) of preference pairs."""
@@ -93,27 +141,79 @@ class RewardModel(torch.nn.Module):
 
 
 def train_reward_model(pairs: list[dict], model="tiny", tokenizer=None, heldout=None,
-                       config: RewardModelConfig | None = None, progress: bool = True, **kw):
+                       config: RewardModelConfig | None = None, progress: bool = True,
+                       readout: str = "head", **kw):
     """Fit a :class:`RewardModel` on pairs with the Bradley-Terry loss: (rm, RunLog).
 
-    The log's metrics: ``loss``, ``accuracy``, ``margin`` (batch), and ``heldout/accuracy`` every
-    20 steps and at the end when ``heldout`` pairs are given.
+    ``model``: the trunk to start from (``"tiny"``: the policy's network; ``"tiny-random"``:
+    fresh); ``readout``: see :class:`RewardModel`. The log's metrics: ``loss``, ``accuracy``, ``margin`` (batch), ``lr``, and every
+    ``eval_every`` steps and at the end ``heldout/accuracy`` (``heldout`` a list of pairs) or
+    ``heldout/<name>/accuracy`` (``heldout`` a dict name -> pairs).
     """
     c = config or RewardModelConfig(**kw)
     torch.manual_seed(c.seed)
-    rm = RewardModel(model, tokenizer)
-    opt = torch.optim.AdamW(rm.parameters(), lr=c.learning_rate, weight_decay=0.0)
+    rm = RewardModel(model, tokenizer, readout)
+    opt = torch.optim.AdamW(rm.parameters(), lr=c.learning_rate, weight_decay=c.weight_decay)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, c))
     rng, log = random.Random(c.seed), RunLog(None, {**c.to_dict(), "algorithm": "reward_model"})
     for step in tqdm(range(1, c.max_steps + 1), desc="reward model", disable=not progress):
         rm.train()
-        w, lo = rm.pair_scores([rng.choice(pairs) for _ in range(c.batch_size)])
+        w, lo = rm.pair_scores([rng.choice(pairs) for _ in range(c.batch_size)])  # [B], [B]
         loss, stats = bradley_terry_loss(w, lo)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(rm.parameters(), c.max_grad_norm)
+        m = {"step": step, "lr": opt.param_groups[0]["lr"], **{k: float(v) for k, v in stats.items()}}
         opt.step()
-        m = {"step": step, **{k: float(v) for k, v in stats.items()}}
-        if heldout and (step % 20 == 0 or step == c.max_steps):
-            m["heldout/accuracy"] = rm.accuracy(heldout)
+        sched.step()
+        if heldout and (step % c.eval_every == 0 or step == c.max_steps):
+            m.update(heldout_accuracies(rm, heldout))
         log.log("metrics", [m])
     return rm, log
+
+
+def lr_factor(step: int, c: RewardModelConfig) -> float:
+    """The learning-rate multiplier at ``step`` (0-based): linear warm-up, then constant/cosine.
+
+    >>> c = RewardModelConfig(max_steps=10, warmup_steps=2, lr_schedule="cosine")
+    >>> [round(lr_factor(s, c), 2) for s in (0, 1, 2, 6, 10)]
+    [0.5, 1.0, 1.0, 0.5, 0.0]
+    """
+    if step < c.warmup_steps:
+        return (step + 1) / c.warmup_steps
+    if c.lr_schedule == "constant":
+        return 1.0
+    done = (step - c.warmup_steps) / max(1, c.max_steps - c.warmup_steps)
+    return 0.5 * (1.0 + math.cos(math.pi * min(1.0, done)))
+
+
+def heldout_accuracies(rm: RewardModel, heldout) -> dict:
+    """``{"heldout/accuracy": ...}`` for a list of pairs, ``{"heldout/<name>/accuracy": ...}``
+    for a dict name -> pairs."""
+    if isinstance(heldout, dict):
+        return {f"heldout/{k}/accuracy": rm.accuracy(v) for k, v in heldout.items()}
+    return {"heldout/accuracy": rm.accuracy(heldout)}
+
+
+REWARD_MODELS = {"tiny-addition-rm": CHECKPOINTS / "tiny-addition-rm"}
+
+
+def load_reward_model(name: str = "tiny-addition-rm") -> RewardModel:
+    """A saved :class:`RewardModel`: a shipped name (``tiny-addition-rm``, made by
+    ``scripts/make_reward_model.py``) or a folder written by :meth:`RewardModel.save`.
+
+    >>> rm = load_reward_model(); rm.readout
+    'head+logprob'
+    """
+    path = REWARD_MODELS.get(name, pathlib.Path(name).expanduser())
+    if not (pathlib.Path(path) / "reward_head.json").exists():
+        raise FileNotFoundError(f"no reward model at {path}: pass one of {sorted(REWARD_MODELS)} "
+                                "or a folder written by RewardModel.save (shipped: run "
+                                "`python scripts/make_reward_model.py` to rebuild it)")
+    with open(pathlib.Path(path) / "reward_head.json") as f:
+        head = json.load(f)
+    rm = RewardModel(str(path), readout=head["readout"])
+    with torch.no_grad():
+        rm.head.weight[0] = torch.tensor(head["weight"])
+        rm.head.bias.fill_(head["bias"])
+    return rm.eval()
