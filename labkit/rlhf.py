@@ -2,12 +2,15 @@
 
 1. SFT: supervised fine-tuning on demonstrations (here: prompts with their reference answers,
    ``labkit.sft``), from the shipped cold-start checkpoint;
-2. reward model: ranked pairs (here the task's verifier stands in for the human): the SFT
-   policy's own correct > incorrect completions, and reference answers > clearly wrong numbers,
-   fitted with the Bradley-Terry loss. Its held-out accuracy is reported on both kinds: the
-   policy's near misses (38+37: 75 vs 74) are much harder to rank than clear errors;
+2. reward model: ranked pairs (here the task's verifier stands in for the human labeller):
+   reference answers preferred to near misses of them (75 vs 74, 76, 65, ...) and to clearly
+   wrong numbers, fitted with the Bradley-Terry loss. Either trained here (``rm_steps``) or the
+   shipped one, made the same way by ``scripts/make_reward_model.py``. Its held-out accuracy is
+   reported on the pairs RL needs it to rank, the SFT policy's own correct vs incorrect samples,
+   and on clear errors;
 3. RL: GRPO or PPO against the reward model's score (the verifier is no longer seen), evaluated
-   on held-out prompts by the verifier, so reward hacking of the RM shows as a gap.
+   on held-out prompts by the verifier. At every step :func:`agreement` compares the RM's ranking
+   of the sampled completions with the verifier's: reward hacking shows as the two drifting apart.
 """
 
 from __future__ import annotations
@@ -15,24 +18,60 @@ from __future__ import annotations
 import copy
 import random
 
+import pandas as pd
+
 from labkit.evaluate import accuracy
 from labkit.models import load_policy
-from labkit.pairs import demonstration_pairs, rollout_pairs
+from labkit.pairs import demonstration_pairs, near_miss_pairs, rollout_pairs
 from labkit.ppo import PPOTrainer
-from labkit.reward_model import train_reward_model
+from labkit.reward_model import RewardModel, load_reward_model, train_reward_model
 from labkit.sft import sft
 from labkit.tasks import get_task
 from labkit.trainer import GRPOTrainer
 
 
+def agreement(prompts: list[str], scores: list[float], correct: list[bool]) -> float:
+    """Fraction of (correct, incorrect) completions of the same prompt that the reward model
+    ranks the verifier's way, r(x, y_correct) > r(x, y_wrong); NaN when no prompt has both.
+
+    >>> agreement(["a", "a", "a", "b"], [2.0, 1.0, 3.0, 0.0], [True, False, False, False])
+    0.5
+    """
+    hits = total = 0
+    for p in set(prompts):
+        rows = [(s, ok) for q, s, ok in zip(prompts, scores, correct) if q == p]
+        for s_w in (s for s, ok in rows if ok):
+            for s_l in (s for s, ok in rows if not ok):
+                hits, total = hits + (s_w > s_l), total + 1
+    return hits / total if total else float("nan")
+
+
+def watched_reward(rm: RewardModel, task, record: list):
+    """``rm.as_reward()`` that also appends, per call, the RM's :func:`agreement` with the
+    task's verifier on the same completions to ``record`` (the verifier never enters the reward)."""
+    score = rm.as_reward()
+
+    def reward_model(completions, prompts, answer, **kwargs):
+        r = score(completions, prompts)
+        ok = [task.verify(c, a) for c, a in zip(completions, answer)]
+        record.append(agreement(list(prompts), r, ok))
+        return r
+
+    return reward_model
+
+
 def rlhf_three_stages(model: str = "tiny", task: str = "addition", sft_steps: int = 20,
-                      rm_prompts: int = 2048, rm_steps: int = 300, rl: str = "grpo",
-                      rl_steps: int = 30, probe: int = 500, seed: int = 0,
-                      progress: bool = False, **rl_overrides) -> dict:
+                      reward_model: str | None = "tiny-addition-rm", rm_steps: int = 800,
+                      rm_readout: str = "head+logprob", rl: str = "grpo", rl_steps: int = 40,
+                      probe: int = 500, seed: int = 0, progress: bool = False,
+                      **rl_overrides) -> dict:
     """Run SFT -> reward model -> RL; returns each stage's figures and objects.
 
+    ``reward_model``: a shipped or saved RM to load (stage 2 done offline), or None to train one
+    here for ``rm_steps`` steps from the SFT policy's network with ``rm_readout``.
     Keys: ``accuracy`` (held-out sampled accuracy after each stage: start, sft, rl),
-    ``rm_heldout_accuracy``, ``rm_log``, ``rl_log``, ``reward_model``, ``model``, ``tokenizer``.
+    ``rm_heldout_accuracy``, ``rm_log`` (None when loaded), ``rl_log``, ``agreement`` (per RL
+    step), ``reward_model``, ``model``, ``tokenizer``.
     """
     if rl not in ("grpo", "ppo"):
         raise ValueError(f"rl={rl!r}: use 'grpo' or 'ppo'")
@@ -48,23 +87,35 @@ def rlhf_three_stages(model: str = "tiny", task: str = "addition", sft_steps: in
         sft(policy, tok, [(e.prompt, e.answer) for e in t.train], sft_steps, batch_size=64,
             learning_rate=3e-4, seed=seed, progress=progress)
     out["accuracy"]["sft"] = acc()
-    rng = random.Random(seed)  # stage 2: the SFT policy's completions, ranked by the labeller
-    prompts = t.sample_prompts(rm_prompts, rng)
-    train = (rollout_pairs(policy, tok, t, prompts, 8, seed=seed)
-             + demonstration_pairs(t, prompts, seed=seed))
-    rng.shuffle(train)
+    rm, rm_log = reward_stage(policy, tok, t, reward_model, rm_steps, rm_readout, seed, progress)
     near = rollout_pairs(policy, tok, t, t.heldout[-400:], 8, seed=seed + 1)
     clear = demonstration_pairs(t, t.heldout[-400:], seed=seed + 1)
-    rm, rm_log = train_reward_model(train, copy.deepcopy(policy), tok, heldout=clear,
-                                    max_steps=rm_steps, seed=seed, progress=progress)
     out.update(rm_heldout_accuracy={"clear errors": rm.accuracy(clear),
                                     "policy near misses": rm.accuracy(near)},
                rm_log=rm_log, reward_model=rm)
     cls = GRPOTrainer if rl == "grpo" else PPOTrainer  # stage 3
-    kw = {"max_steps": rl_steps, "seed": seed, "prompts_per_step": 8, "num_generations": 8,
-          "learning_rate": 3e-4, **rl_overrides}
-    trainer = cls(policy, reward_funcs=[rm.as_reward()], task=task, tokenizer=tok, **kw)
+    kw = {"max_steps": rl_steps, "seed": seed, "prompts_per_step": 16, "num_generations": 16,
+          "learning_rate": 5e-4, "num_iterations": 2, **rl_overrides}
+    record = []
+    trainer = cls(policy, reward_funcs=[watched_reward(rm, t, record)], task=task, tokenizer=tok,
+                  **kw)
     trainer.train(progress=progress)
     out["accuracy"]["rl"] = acc()
-    out.update(rl_log=trainer.log, model=policy, tokenizer=tok)
+    m = trainer.log.metrics  # one reward call per step (more with dynamic sampling)
+    agree = record if len(record) == len(m) else [float("nan")] * len(m)
+    out.update(rl_log=trainer.log, model=policy, tokenizer=tok, agreement=pd.DataFrame(
+        {"step": m["step"], "rm_verifier_agreement": agree, "verifier_accuracy": m["accuracy"]}))
     return out
+
+
+def reward_stage(policy, tok, task, reward_model, rm_steps, readout, seed, progress):
+    """Stage 2: (rm, log) loaded by name (log None) or trained on free pairs of train prompts."""
+    if reward_model is not None:
+        return load_reward_model(reward_model), None
+    prompts = task.sample_prompts(2048, random.Random(seed))
+    train = near_miss_pairs(task, prompts, 4, seed=seed) + demonstration_pairs(task, prompts,
+                                                                               seed=seed)
+    random.Random(seed).shuffle(train)
+    return train_reward_model(train, copy.deepcopy(policy), tok, max_steps=rm_steps,
+                              learning_rate=3e-4, batch_size=64, warmup_steps=min(30, rm_steps - 1),
+                              lr_schedule="cosine", seed=seed, progress=progress, readout=readout)
