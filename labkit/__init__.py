@@ -18,6 +18,7 @@ from labkit.evaluate import accuracy
 from labkit.models import load_policy
 from labkit.ppo import PPOConfig, PPOTrainer
 from labkit.report import report
+from labkit.reward_model import load_reward_model  # noqa: F401
 from labkit.rewards import digit_partial, exact_match, length_target
 from labkit.runlog import RunLog, load_run
 from labkit.tasks import get_task

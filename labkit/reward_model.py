@@ -200,7 +200,8 @@ REWARD_MODELS = {"tiny-addition-rm": CHECKPOINTS / "tiny-addition-rm"}
 
 def load_reward_model(name: str = "tiny-addition-rm") -> RewardModel:
     """A saved :class:`RewardModel`: a shipped name (``tiny-addition-rm``, made by
-    ``scripts/make_reward_model.py``) or a folder written by :meth:`RewardModel.save`.
+    ``scripts/make_reward_model.py``) or a folder written by :meth:`RewardModel.save`;
+    ``rm.card`` holds the folder's ``labkit_card.json`` (training history, held-out figures).
 
     >>> rm = load_reward_model(); rm.readout
     'head+logprob'
@@ -216,4 +217,6 @@ def load_reward_model(name: str = "tiny-addition-rm") -> RewardModel:
     with torch.no_grad():
         rm.head.weight[0] = torch.tensor(head["weight"])
         rm.head.bias.fill_(head["bias"])
+    card = pathlib.Path(path) / "labkit_card.json"  # how it was made and measured, if saved
+    rm.card = json.loads(card.read_text()) if card.exists() else {}
     return rm.eval()
