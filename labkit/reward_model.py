@@ -1,7 +1,8 @@
 """A Bradley-Terry reward model: the policy's network with a scalar head, trained on pairs.
 
-r_phi(x, y) = w^T h_last + b, h_last the last hidden state at the final token (eos) of x + y;
-trained with ``labkit.core.bradley_terry_loss``: L = -log sigma(r(x, y_w) - r(x, y_l))
+r_phi(x, y) = w^T h_last + b, h_last the last hidden state at the final token (eos) of x + y
+(``readout="head"``), optionally plus the trunk's log-likelihood log p_phi(y | x)
+(``readout="head+logprob"``, what the shipped ``tiny-addition-rm`` uses); trained with ``labkit.core.bradley_terry_loss``: L = -log sigma(r(x, y_w) - r(x, y_l))
 (InstructGPT 2203.02155 eq. 1; TRL's RewardTrainer). :meth:`RewardModel.as_reward` turns it into
 a reward function with TRL's signature, so GRPO or PPO can optimise it: stage 2 of RLHF.
 """

@@ -60,7 +60,7 @@ def watched_reward(rm: RewardModel, task, record: list):
     return reward_model
 
 
-def rlhf_three_stages(model: str = "tiny", task: str = "addition", sft_steps: int = 20,
+def rlhf_three_stages(model: str = "tiny", task="addition", sft_steps: int = 20,
                       reward_model: str | None = "tiny-addition-rm", rm_steps: int = 800,
                       rm_readout: str = "head+logprob", rl: str = "grpo", rl_steps: int = 40,
                       probe: int = 500, seed: int = 0, progress: bool = False,
@@ -93,19 +93,25 @@ def rlhf_three_stages(model: str = "tiny", task: str = "addition", sft_steps: in
     out.update(rm_heldout_accuracy={"clear errors": rm.accuracy(clear),
                                     "policy near misses": rm.accuracy(near)},
                rm_log=rm_log, reward_model=rm)
-    cls = GRPOTrainer if rl == "grpo" else PPOTrainer  # stage 3
-    kw = {"max_steps": rl_steps, "seed": seed, "prompts_per_step": 16, "num_generations": 16,
-          "learning_rate": 5e-4, "num_iterations": 2, **rl_overrides}
-    record = []
-    trainer = cls(policy, reward_funcs=[watched_reward(rm, t, record)], task=task, tokenizer=tok,
-                  **kw)
-    trainer.train(progress=progress)
+    trainer, agree = rl_stage(rl, policy, tok, t, rm, rl_steps, seed, progress, rl_overrides)
     out["accuracy"]["rl"] = acc()
+    out.update(rl_log=trainer.log, model=policy, tokenizer=tok, agreement=agree)
+    return out
+
+
+def rl_stage(rl, policy, tok, task, rm, steps, seed, progress, overrides):
+    """Stage 3: (trainer, per-step DataFrame of RM/verifier agreement and verifier accuracy)."""
+    cls = GRPOTrainer if rl == "grpo" else PPOTrainer
+    kw = {"max_steps": steps, "seed": seed, "prompts_per_step": 16, "num_generations": 16,
+          "learning_rate": 5e-4, "num_iterations": 2, **overrides}
+    record = []
+    trainer = cls(policy, reward_funcs=[watched_reward(rm, task, record)], task=task,
+                  tokenizer=tok, **kw)
+    trainer.train(progress=progress)
     m = trainer.log.metrics  # one reward call per step (more with dynamic sampling)
     agree = record if len(record) == len(m) else [float("nan")] * len(m)
-    out.update(rl_log=trainer.log, model=policy, tokenizer=tok, agreement=pd.DataFrame(
-        {"step": m["step"], "rm_verifier_agreement": agree, "verifier_accuracy": m["accuracy"]}))
-    return out
+    return trainer, pd.DataFrame({"step": m["step"], "rm_verifier_agreement": agree,
+                                  "verifier_accuracy": m["accuracy"]})
 
 
 def reward_stage(policy, tok, task, reward_model, rm_steps, readout, seed, progress):
