@@ -62,7 +62,7 @@ def watched_reward(rm: RewardModel, task, record: list):
 
 def rlhf_three_stages(model: str = "tiny", task="addition", sft_steps: int = 20,
                       reward_model: str | None = "tiny-addition-rm", rm_steps: int = 800,
-                      rm_readout: str = "head+logprob", rl: str = "grpo", rl_steps: int = 40,
+                      rm_readout: str = "head+logprob", rl: str = "grpo", rl_steps: int = 100,
                       probe: int = 500, seed: int = 0, progress: bool = False,
                       **rl_overrides) -> dict:
     """Run SFT -> reward model -> RL; returns each stage's figures and objects.
