@@ -44,7 +44,7 @@ def prompt_forward(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, s
     ids, mask = (prompt_ids, prompt_mask) if shared is None else shared[:2]
     pos = (mask.cumsum(-1) - 1).clamp(min=0)  # [U, P] positions that ignore left padding
     out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                output_hidden_states=hidden)
+                output_hidden_states=hidden, logits_to_keep=1)  # no LM head on the prompt
     past, logits = out.past_key_values, out.logits[:, -1]  # [U, V]
     h = out.hidden_states[-1][:, -1] if hidden else None  # [U, H]
     if shared is not None:
@@ -73,9 +73,10 @@ def completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completio
     shared = distinct_prompts(prompt_ids, prompt_mask)
     if shared is None:
         ids = torch.cat([prompt_ids, completion_ids], 1)  # [B, P+T]
+        T = completion_ids.shape[1]
         out = model(input_ids=ids, attention_mask=attn, position_ids=pos,
-                    output_hidden_states=hidden)
-        return out.logits[:, P - 1:-1], out.hidden_states[-1][:, P - 1:-1] if hidden else None
+                    output_hidden_states=hidden, logits_to_keep=T + 1)  # positions P-1 .. P+T-1
+        return out.logits[:, :-1], out.hidden_states[-1][:, P - 1:-1] if hidden else None
     past, first, h0 = prompt_forward(model, prompt_ids, prompt_mask, shared, hidden)  # [B, V]
     if completion_ids.shape[1] == 1:
         return first[:, None], None if h0 is None else h0[:, None]

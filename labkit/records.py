@@ -47,11 +47,11 @@ def step_metrics(step, batch, rewards, per_fn, adv, correct, stats, entropy, mas
 
 def sample_rows(step, batch, examples, rewards, per_fn, adv, correct, G) -> list[dict]:
     """One row per completion: what a person reads when asking "what did the policy write?"."""
-    rows = []
+    rows, lengths = [], batch.lengths.tolist()
     for i, (prompt, completion) in enumerate(zip(batch.prompts, batch.completions)):
         row = {"step": step, "group": i // G, "prompt": prompt, "completion": completion,
                "answer": examples[i].answer, "reward": rewards[i].item(),
-               "advantage": adv[i].item(), "length": int(batch.lengths[i]),
+               "advantage": adv[i].item(), "length": int(lengths[i]),
                "truncated": bool(batch.truncated[i]), "correct": bool(correct[i])}
         row.update({f"rewards/{name}": values[i] for name, values in per_fn.items()})
         rows.append(row)

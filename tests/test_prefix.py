@@ -118,3 +118,12 @@ def test_hidden_states_for_a_value_head_equal_a_plain_forward(policy64):
     keep = b.completion_mask.unsqueeze(-1)
     assert torch.allclose(h * keep, out.hidden_states[-1][:, P - 1:-1] * keep, atol=1e-10)
     assert torch.allclose(logits * keep, out.logits[:, P - 1:-1] * keep, atol=1e-10)
+
+
+def test_a_batch_of_distinct_prompts_takes_one_plain_forward(policy64):
+    model, tok = policy64
+    b = grouped_batch(model, tok, G=1)  # every prompt once: nothing to share
+    assert distinct_prompts(b.prompt_ids, b.prompt_mask) is None
+    with torch.no_grad():
+        assert torch.allclose(masked(shared(model, b), b), masked(plain_logits(model, b), b),
+                              atol=1e-10)
