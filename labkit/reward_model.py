@@ -2,7 +2,8 @@
 
 r_phi(x, y) = w^T h_last + b, h_last the last hidden state at the final token (eos) of x + y
 (``readout="head"``), optionally plus the trunk's log-likelihood log p_phi(y | x)
-(``readout="head+logprob"``, what the shipped ``tiny-addition-rm`` uses); trained with ``labkit.core.bradley_terry_loss``: L = -log sigma(r(x, y_w) - r(x, y_l))
+(``readout="head+logprob"``, what the shipped ``tiny-addition-rm`` uses); trained with
+``labkit.core.bradley_terry_loss``: L = -log sigma(r(x, y_w) - r(x, y_l))
 (InstructGPT 2203.02155 eq. 1; TRL's RewardTrainer). :meth:`RewardModel.as_reward` turns it into
 a reward function with TRL's signature, so GRPO or PPO can optimise it: stage 2 of RLHF.
 """
@@ -147,7 +148,8 @@ def train_reward_model(pairs: list[dict], model="tiny", tokenizer=None, heldout=
     """Fit a :class:`RewardModel` on pairs with the Bradley-Terry loss: (rm, RunLog).
 
     ``model``: the trunk to start from (``"tiny"``: the policy's network; ``"tiny-random"``:
-    fresh); ``readout``: see :class:`RewardModel`. The log's metrics: ``loss``, ``accuracy``, ``margin`` (batch), ``lr``, and every
+    fresh); ``readout``: see :class:`RewardModel`. The log's metrics: ``loss``, ``accuracy``,
+    ``margin`` (batch), ``lr``, and every
     ``eval_every`` steps and at the end ``heldout/accuracy`` (``heldout`` a list of pairs) or
     ``heldout/<name>/accuracy`` (``heldout`` a dict name -> pairs).
     """
@@ -164,7 +166,8 @@ def train_reward_model(pairs: list[dict], model="tiny", tokenizer=None, heldout=
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(rm.parameters(), c.max_grad_norm)
-        m = {"step": step, "lr": opt.param_groups[0]["lr"], **{k: float(v) for k, v in stats.items()}}
+        m = {"step": step, "lr": opt.param_groups[0]["lr"],
+             **{k: float(v) for k, v in stats.items()}}
         opt.step()
         sched.step()
         if heldout and (step % c.eval_every == 0 or step == c.max_steps):
