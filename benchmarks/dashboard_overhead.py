@@ -22,8 +22,8 @@ import plotly.io as pio
 
 import labkit as lk
 from labkit.plots import run_step, training
-from labkit.report import report_figures
-from labkit.runlog import RunLog
+from labkit.plots.report import report_figures
+from labkit.runs.log import RunLog
 from labkit.widgets import Dashboard, RewardEditor
 
 

@@ -5,7 +5,7 @@ completion length 4 tokens, loss_type "dapo", beta 0.04 (both keep a frozen refe
 exact-match reward, lr 3e-4. labkit records all its diagnostics (4 completions of per-token
 tensors a step, every sample). Prints the median seconds per step of each, skipping warm-up,
 and the ratio labkit / TRL (issue 4's target: <= 0.7). labkit runs each distinct prompt once
-per forward (``labkit.prefix``); the same loop with one plain forward per row is timed too, so
+per forward (``labkit.models.prefix``); the same loop with one plain forward per row is timed too, so
 the gain of sharing the prompt is visible apart from the rest.
 
     .venv/bin/python benchmarks/grpo_step_vs_trl.py [--steps 40]
@@ -19,7 +19,7 @@ import torch
 from timing import step_times, trl_clock
 
 import labkit as lk
-from labkit import prefix
+from labkit.models import prefix
 
 P, G, L = 8, 8, 4
 

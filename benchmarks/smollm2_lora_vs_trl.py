@@ -19,8 +19,8 @@ import torch
 from timing import step_times, trl_clock
 
 import labkit as lk
-from labkit.models import frozen_copy
-from labkit.smollm2 import smollm2_folder
+from labkit.models.policy import frozen_copy
+from labkit.models.smollm2 import smollm2_folder
 
 P, G, L = 2, 4, 16
 

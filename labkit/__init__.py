@@ -9,21 +9,23 @@ imported on first use, so the math and the trainers import without a Jupyter sta
 
 import importlib
 
-from labkit import classic, core, pairs, plots, rlhf, testing
-from labkit.compare import compare_frame, compare_runs
-from labkit.config import GRPOConfig
+from labkit import classic, core, plots, testing
+from labkit.algos import pairs, rlhf
+from labkit.algos.config import DPOConfig, GRPOConfig, PPOConfig
+from labkit.algos.dpo import DPOTrainer
+from labkit.algos.grpo import GRPOTrainer
+from labkit.algos.ppo import PPOTrainer
+from labkit.algos.reward_model import load_reward_model
 from labkit.core import *  # the math: lk.gae, lk.kl_k3, lk.policy_loss, ...
-from labkit.dpo import DPOConfig, DPOTrainer
-from labkit.evaluate import accuracy
-from labkit.models import load_policy
-from labkit.ppo import PPOConfig, PPOTrainer
-from labkit.report import report
-from labkit.reward_model import load_reward_model  # noqa: F401
+from labkit.integrations.trl_bridge import RunLogCallback, trl_config
+from labkit.models.policy import load_policy
+from labkit.plots.report import report
+from labkit.plots.runs import compare_runs
 from labkit.rewards import digit_partial, exact_match, length_target
-from labkit.runlog import RunLog, load_run
+from labkit.runs.compare import compare_frame
+from labkit.runs.evaluate import accuracy
+from labkit.runs.log import RunLog, load_run
 from labkit.tasks import get_task
-from labkit.trainer import GRPOTrainer
-from labkit.trl_bridge import RunLogCallback, trl_config
 from labkit.utils import fast_mode, pick, set_seed, show_source
 
 __version__ = "0.1.0"
@@ -32,7 +34,7 @@ __all__ = [
     "DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "PPOConfig", "PPOTrainer", "RunLog",
     "RunLogCallback", "accuracy", "classic", "compare_frame", "compare_runs", "core",
     "digit_partial", "exact_match", "fast_mode", "get_task", "length_target", "load_policy",
-    "load_run", "pairs", "pick", "plots", "report", "rlhf", "set_seed", "show_source", "testing",
+    "load_reward_model", "load_run", "pairs", "pick", "plots", "report", "rlhf", "set_seed", "show_source", "testing",
     "trl_config", "widgets",
 ]
 __all__ += core.__all__

@@ -16,7 +16,7 @@ import time
 # The demo's configuration (flags override); benchmarks/time_to_accuracy.py measures it.
 # Chosen by a sweep on seed 0 (16 x 16, 300 steps, held-out sampled accuracy from 0.39):
 # lr 1e-3 -> dips then 0.35 at 200 steps; 3e-4 -> 0.63 (200); 5e-4 -> 0.70; 3e-4 mu=2 -> 0.73;
-# 5e-4 mu=2 -> 0.77. A second sweep (labkit.prefix made steps cheaper) on a 110 s training
+# 5e-4 mu=2 -> 0.77. A second sweep (labkit.models.prefix made steps cheaper) on a 110 s training
 # budget, one thread, lr 5e-4, mu=2: 16x16 -> 0.746 (279 steps); mu=4 -> 0.689; 32x8 -> 0.827;
 # 64x4 -> 0.861; 32x4 (schedule of 450 steps) -> 0.870 (431 steps): more prompts, smaller groups.
 # 32x4 on two threads: 450 steps -> 0.849 in 87 s; 600 steps -> 0.888 in 111 s; lr 7e-4 -> 0.880.
@@ -26,9 +26,9 @@ DEMO_DEFAULTS = {"reward_funcs": ["digit_partial"], "max_steps": 600, "learning_
 
 
 def demo(args) -> int:
-    from labkit.evaluate import accuracy
-    from labkit.report import report
-    from labkit.trainer import GRPOTrainer
+    from labkit.algos.grpo import GRPOTrainer
+    from labkit.plots.report import report
+    from labkit.runs.evaluate import accuracy
 
     out = pathlib.Path(args.out)
     os.environ["LABKIT_RUNS"] = str(out.parent)  # the trainer logs to <out>
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     d.add_argument("--num-generations", type=int, default=D["num_generations"])
     d.add_argument("--prompts-per-step", type=int, default=D["prompts_per_step"])
     d.add_argument("--beta", type=float, default=D["beta"])
-    from labkit.export import add_parser as add_export_parser
+    from labkit.integrations.export import add_parser as add_export_parser
     add_export_parser(sub)
     args = ap.parse_args(argv)
     try:

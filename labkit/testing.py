@@ -27,8 +27,8 @@ def exercise(name: str):
 
 
 def exercises() -> list[str]:
-    """Names of every registered exercise."""
-    _load()
+    """Names of every registered exercise (the classic labs' register when ``labkit.classic``
+    is imported, as ``import labkit`` does)."""
     return sorted(_EXERCISES)
 
 
@@ -44,7 +44,6 @@ def check(name: str, answer: Any) -> bool:
     ❌ doc_two: 1 + 1: expected 2.0, got 3.0
     False
     """
-    _load()
     if name not in _EXERCISES:
         raise ValueError(f"unknown exercise {name!r}; known: {', '.join(sorted(_EXERCISES))}")
     try:
@@ -68,8 +67,3 @@ def assert_close(got: Any, expected: Any, what: str, atol: float = 1e-6) -> None
     if not np.allclose(g, e, atol=atol, rtol=0):
         raise AssertionError(f"{what}: expected {np.round(e, 4).tolist()}, got "
                              f"{np.round(g, 4).tolist()}")
-
-
-def _load() -> None:
-    """Import the modules that register exercises (kept lazy: no import cycles)."""
-    import labkit.classic.exercises  # noqa: F401

@@ -19,9 +19,9 @@ import time
 import torch
 
 import labkit as lk
-from labkit.models import CHECKPOINTS, load_policy
-from labkit.pairs import demonstration_pairs, near_miss_pairs, rollout_pairs
-from labkit.reward_model import RewardModelConfig, train_reward_model
+from labkit.algos.pairs import demonstration_pairs, near_miss_pairs, rollout_pairs
+from labkit.algos.reward_model import RewardModelConfig, train_reward_model
+from labkit.models.policy import CHECKPOINTS, load_policy
 from labkit.tasks import get_task
 
 

@@ -11,9 +11,9 @@ import argparse
 import json
 
 import labkit as lk
-from labkit.evaluate import accuracy
-from labkit.models import BUILTIN, tiny_policy
-from labkit.sft import sft
+from labkit.algos.sft import sft
+from labkit.models.policy import BUILTIN, tiny_policy
+from labkit.runs.evaluate import accuracy
 from labkit.tasks import get_task
 
 

@@ -5,9 +5,9 @@ import torch
 from peft import LoraConfig, get_peft_model
 
 import labkit as lk
+from labkit.algos.dpo import DPOConfig, DPOTrainer, sequence_logprobs
 from labkit.core import dpo_loss
-from labkit.dpo import DPOConfig, DPOTrainer, sequence_logprobs
-from labkit.evaluate import accuracy
+from labkit.runs.evaluate import accuracy
 
 PAIRS = [{"prompt": "12+30=", "chosen": "42", "rejected": "43"},
          {"prompt": "05+05=", "chosen": "10", "rejected": "11"}]

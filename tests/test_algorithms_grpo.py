@@ -4,9 +4,9 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit.config import GRPOConfig
-from labkit.dapo import soft_overlong_penalty
-from labkit.evaluate import accuracy
+from labkit.algos.config import GRPOConfig
+from labkit.algos.dapo import soft_overlong_penalty
+from labkit.runs.evaluate import accuracy
 
 TINY = {"num_generations": 4, "prompts_per_step": 4, "max_steps": 2}
 

@@ -4,9 +4,9 @@ import pytest
 import torch
 
 import labkit as lk
+from labkit.algos.ppo import PPOConfig, PPOTrainer
 from labkit.core import gae, kl_k1
-from labkit.evaluate import accuracy
-from labkit.ppo import PPOConfig, PPOTrainer
+from labkit.runs.evaluate import accuracy
 
 
 def starts_with_one(completions, **kwargs):

@@ -8,16 +8,22 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit.core import bradley_terry_loss
-from labkit.pairs import NEAR_MISSES, demonstration_pairs, near_miss, near_miss_pairs, rollout_pairs
-from labkit.reward_model import (
+from labkit.algos.pairs import (
+    NEAR_MISSES,
+    demonstration_pairs,
+    near_miss,
+    near_miss_pairs,
+    rollout_pairs,
+)
+from labkit.algos.reward_model import (
     RewardModel,
     RewardModelConfig,
     load_reward_model,
     train_reward_model,
 )
-from labkit.rollout import completion_logprobs
-from labkit.sft import sft_batch
+from labkit.algos.sft import sft_batch
+from labkit.core import bradley_terry_loss
+from labkit.models.rollout import completion_logprobs
 
 
 @pytest.mark.parametrize("kw, message", [

@@ -1,4 +1,4 @@
-"""labkit.core.kl and labkit.kl_table: hand values, exact expectations on a categorical,
+"""labkit.core.kl and labkit.experiments.kl_table: hand values, exact expectations on a categorical,
 autograd identities, extreme inputs, and Schulman's table against its closed forms."""
 
 import math
@@ -16,7 +16,7 @@ from labkit.core.kl import (
     kl_k3_is,
     kl_k3_st,
 )
-from labkit.kl_table import PUBLISHED, closed_form, kl_bandit, schulman_table
+from labkit.experiments.kl_table import PUBLISHED, closed_form, kl_bandit, schulman_table
 
 
 def test_hand_values():

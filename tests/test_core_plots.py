@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from labkit.core import group_advantages, token_weights
-from labkit.kl_table import kl_bandit, schulman_table
+from labkit.experiments.kl_table import kl_bandit, schulman_table
 from labkit.plots import advantages as adv_plots
 from labkit.plots import aggregation as agg_plots
 from labkit.plots import kl as kl_plots

@@ -5,7 +5,7 @@ from math import comb
 import pytest
 
 import labkit as lk
-from labkit.evaluate import pass_and_majority, pass_at_k
+from labkit.runs.evaluate import pass_and_majority, pass_at_k
 
 
 @pytest.mark.parametrize("n, c, k", [(10, 3, 1), (10, 3, 5), (16, 1, 8), (8, 8, 2), (5, 0, 5)])

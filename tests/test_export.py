@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from accelerate.commands.config.config_args import load_config_from_file
 
+from labkit.algos.config import GRPOConfig
 from labkit.cli import main
-from labkit.config import GRPOConfig
-from labkit.export import accelerate_config, export_trl, reward_code
+from labkit.integrations.export import accelerate_config, export_trl, reward_code
 
 
 def ends_in_seven(completions, **kwargs):

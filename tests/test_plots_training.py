@@ -12,8 +12,8 @@ from labkit.core.advantages import group_advantages
 from labkit.core.policy import token_weights
 from labkit.plots import live, run_step, training
 from labkit.plots.aggregation import lengths_to_mask
-from labkit.report import report
-from labkit.runlog import RunLog
+from labkit.plots.report import report
+from labkit.runs.log import RunLog
 
 G = 4
 

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit.models import char_tokenizer, load_policy, tiny_policy
-from labkit.rollout import Batch, completion_logprobs, rollout
+from labkit.models.policy import char_tokenizer, load_policy, tiny_policy
+from labkit.models.rollout import Batch, completion_logprobs, rollout
 from labkit.tasks import get_task
 
 

@@ -1,4 +1,4 @@
-"""Shared-prompt forward passes (labkit.prefix) give the numbers of one plain forward per row.
+"""Shared-prompt forward passes (labkit.models.prefix) give the numbers of one plain forward per row.
 
 Checked in float64 so that rounding cannot hide a wrong mask or position: prompts of different
 lengths (left padding), groups of repeated prompts, a LoRA model with its adapter on and off,
@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit.prefix import completion_logits, completion_outputs, distinct_prompts
-from labkit.rollout import rollout, sample
+from labkit.models.prefix import completion_logits, completion_outputs, distinct_prompts
+from labkit.models.rollout import rollout, sample
 
 
 def plain_logits(model, b):

@@ -5,7 +5,7 @@ import torch
 
 import labkit as lk
 
-sim = pytest.importorskip("labkit.rewards_similarity")
+sim = pytest.importorskip("labkit.rewards.similarity")
 pytest.importorskip("sentence_transformers")
 
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit import checkpoint
+from labkit.runs import checkpoint
 
 SMALL = {"num_generations": 4, "prompts_per_step": 4, "beta": 0.04, "diagnostics": 1, "seed": 3,
              "lr_scheduler_type": "constant", "max_steps": 1000, "learning_rate": 3e-3}

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit import checkpoint
-from labkit.dpo import load_pairs
+from labkit.algos.dpo import load_pairs
+from labkit.runs import checkpoint
 
 SMALL = {"batch_size": 4, "pair_prompts": 48, "num_generations": 4, "learning_rate": 1e-3,
          "max_steps": 1000, "seed": 3}

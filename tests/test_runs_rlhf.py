@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from labkit.rlhf import agreement, rlhf_three_stages
+from labkit.algos.rlhf import agreement, rlhf_three_stages
 
 
 def test_rl_choice_is_checked():

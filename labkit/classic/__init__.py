@@ -6,7 +6,8 @@ TD(lambda)), ``control`` (Q-learning, SARSA), ``dqn`` (torch), ``pg`` (REINFORCE
 GAE), ``mcts`` (tic-tac-toe). Notebooks call them as ``lk.classic.value_iteration(...)``.
 """
 
-from labkit.classic import mcts  # tic-tac-toe: lk.classic.mcts.mcts(board), .minimax(board)
+# exercises registers lk.testing's checks; mcts: lk.classic.mcts.mcts(board), .minimax(board)
+from labkit.classic import exercises, mcts  # noqa: F401
 from labkit.classic.bandit import bandit_testbed, run_bandit
 from labkit.classic.control import (
     ControlConfig,

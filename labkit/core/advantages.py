@@ -15,19 +15,12 @@ from __future__ import annotations
 
 import torch
 
-SCALE_REWARDS = ("group", "batch", "none")
-STD_KINDS = ("unbiased", "population")
-BASELINES = ("none", "batch_mean", "group_mean", "leave_one_out")
-
-
-def _choose(name: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name}={value!r} is not one of {choices}; pick one of those.")
+from labkit.core.options import BASELINES, SCALE_REWARDS, STD_KINDS, choose
 
 
 def _std(x: torch.Tensor, dim: int | None, std: str) -> torch.Tensor:
     """Std along ``dim`` (all elements when None), keepdim; n-1 or n, never NaN for one sample."""
-    _choose("std", std, STD_KINDS)
+    choose("std", std, STD_KINDS)
     n = x.numel() if dim is None else x.shape[dim]
     mean = x.mean() if dim is None else x.mean(dim, keepdim=True)
     sq = ((x - mean) ** 2).sum() if dim is None else ((x - mean) ** 2).sum(dim, keepdim=True)
@@ -70,11 +63,11 @@ def group_advantages(
     >>> group_advantages(torch.ones(4), 4)
     tensor([0., 0., 0., 0.])
     """
-    _choose("scale_rewards", scale_rewards, SCALE_REWARDS)
+    choose("scale_rewards", scale_rewards, SCALE_REWARDS)
     r = _grouped(rewards, num_generations)  # [B/G, G]
     centered = r - r.mean(1, keepdim=True)  # [B/G, G]
     if scale_rewards == "none":
-        _choose("std", std, STD_KINDS)
+        choose("std", std, STD_KINDS)
         return centered.reshape(-1)  # [B]
     sigma = _std(r, 1, std) if scale_rewards == "group" else _std(r, None, std)  # [B/G, 1] or []
     # sigma == 0 (an all-equal group): 0, even with eps = 0; elsewhere exactly TRL's formula
@@ -115,7 +108,7 @@ def reinforce_advantages(
     >>> reinforce_advantages(r, 2, "leave_one_out")
     tensor([ 1., -1.,  0.,  0.])
     """
-    _choose("baseline", baseline, BASELINES)
+    choose("baseline", baseline, BASELINES)
     r = _grouped(rewards, num_generations)  # [B/G, G]
     if baseline == "leave_one_out":
         return rloo_advantages(rewards, num_generations)
@@ -212,7 +205,7 @@ def whiten(
     >>> whiten(torch.tensor([1., 2., 3., 100.]), torch.tensor([1, 1, 1, 0]))
     tensor([-1.,  0.,  1.,  0.])
     """
-    _choose("std", std, STD_KINDS)
+    choose("std", std, STD_KINDS)
     mask = mask.to(x.dtype)
     n = mask.sum()
     mean = (x * mask).sum() / n.clamp(min=1)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import torch
 
+from labkit.core.options import KL_ESTIMATORS, choose
+
 LOG_RATIO_MAX = 20.0  # exp() never sees a log-ratio above this: e^20 ~ 4.85e8, finite in fp32/bf16
 
 
@@ -109,7 +111,7 @@ def kl_exact(logits: torch.Tensor, ref_logits: torch.Tensor) -> torch.Tensor:
     return (logq.exp() * (logq - logp_ref)).sum(-1)
 
 
-KL_ESTIMATORS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3, "k3_st": kl_k3_st}
+ESTIMATORS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3, "k3_st": kl_k3_st}
 
 
 def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str = "k3") -> torch.Tensor:
@@ -118,6 +120,4 @@ def kl_estimate(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str = "k3
     >>> kl_estimate(torch.tensor([-1.0]), torch.tensor([-2.0]), "k2")
     tensor([0.5000])
     """
-    if estimator not in KL_ESTIMATORS:
-        raise ValueError(f"kl_estimator={estimator!r} is not one of {tuple(KL_ESTIMATORS)}.")
-    return KL_ESTIMATORS[estimator](logp, ref_logp)
+    return ESTIMATORS[choose("kl_estimator", estimator, KL_ESTIMATORS)](logp, ref_logp)

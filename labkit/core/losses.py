@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import torch
 
-from labkit.core.policy import LOSS_TYPES, policy_loss, token_weights
+from labkit.core.options import LOSS_TYPES
+from labkit.core.policy import policy_loss, token_weights
 from labkit.core.preference import bradley_terry_loss, dpo_loss
 
 __all__ = ["LOSS_TYPES", "bradley_terry_loss", "dpo_loss", "policy_loss", "token_weights",

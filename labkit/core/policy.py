@@ -23,9 +23,7 @@ from __future__ import annotations
 import torch
 
 from labkit.core.kl import kl_estimate, kl_k1, kl_k2, kl_k3, safe_exp
-
-LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "reinforce")
-IS_LEVELS = ("token", "sequence")
+from labkit.core.options import IS_LEVELS, LOSS_TYPES, choose
 
 
 def token_weights(
@@ -52,7 +50,7 @@ def token_weights(
     >>> token_weights(m, "bnpo")[1, 0], token_weights(m, "dr_grpo")[1, 0]
     (tensor(0.2000), tensor(0.1250))
     """
-    _choose("loss_type", loss_type, LOSS_TYPES)
+    choose("loss_type", loss_type, LOSS_TYPES)
     mask = mask.float()  # [B, T]
     B, T = mask.shape
     if loss_type == "grpo":
@@ -67,14 +65,9 @@ def token_weights(
     return mask / n.clamp(min=1.0)  # dapo, cispo
 
 
-def _choose(name: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name}={value!r} is not one of {choices}; pick one of those.")
-
-
 def _check(logp, old_logp, advantages, mask, loss_type, level, epsilon_high, beta, ref_logp):
-    _choose("loss_type", loss_type, LOSS_TYPES)
-    _choose("importance_sampling_level", level, IS_LEVELS)
+    choose("loss_type", loss_type, LOSS_TYPES)
+    choose("importance_sampling_level", level, IS_LEVELS)
     if old_logp.shape != logp.shape or mask.shape != logp.shape or logp.dim() != 2:
         raise ValueError(f"logp, old_logp, mask must all be [B, T]; got {tuple(logp.shape)}, "
                          f"{tuple(old_logp.shape)}, {tuple(mask.shape)}.")

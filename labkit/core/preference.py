@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-DPO_LOSS_TYPES = ("sigmoid", "ipo")
+from labkit.core.options import DPO_LOSS_TYPES, choose
 
 
 def dpo_loss(
@@ -37,8 +37,7 @@ def dpo_loss(
     >>> loss, st["rewards/accuracies"]
     (tensor(0.6931), tensor(0.))
     """
-    if loss_type not in DPO_LOSS_TYPES:
-        raise ValueError(f"loss_type={loss_type!r} is not one of {DPO_LOSS_TYPES}.")
+    choose("loss_type", loss_type, DPO_LOSS_TYPES)
     chosen_r = beta * (chosen_logp - ref_chosen_logp)  # [B] implicit rewards
     rejected_r = beta * (rejected_logp - ref_rejected_logp)  # [B]
     h = (chosen_logp - ref_chosen_logp) - (rejected_logp - ref_rejected_logp)  # [B]

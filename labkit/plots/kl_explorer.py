@@ -15,7 +15,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from labkit.core.kl import kl_k1, kl_k2, kl_k3
-from labkit.kl_table import closed_form
+from labkit.experiments.kl_table import closed_form
 
 ESTIMATORS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3}
 SETTINGS = ("gaussian", "categorical")

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from labkit.plots.training import event_label
+from labkit.runs.compare import named_runs
 
 
 def compare_figure(runs: dict, metric: str, smooth: int = 1) -> go.Figure:
@@ -48,3 +49,9 @@ def metric_curves(run, keys, title: str = "", smooth: int = 1) -> go.Figure:
                                      mode="lines", name=key))
     fig.update_layout(title=title or ", ".join(keys), xaxis_title="step", template="plotly_white")
     return fig
+
+
+def compare_runs(runs, metric: str = "reward/mean", smooth: int = 1) -> go.Figure:
+    """A plotly figure overlaying ``metric`` of several runs (names, folders or RunLogs);
+    a fork's history up to its branch step is its parent's, so branches split visibly."""
+    return compare_figure(named_runs(runs), metric, smooth)

@@ -19,7 +19,7 @@ import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from labkit.config import LOSS_TYPES
+from labkit.core.options import LOSS_TYPES
 from labkit.plots.live import event_shapes, live_figure, live_series, trace_keys
 
 HPARAMS = ("beta", "epsilon", "epsilon_high", "temperature", "loss_type", "learning_rate")

@@ -34,7 +34,7 @@ def compile_reward(code: str, name: str | None = None):
     >>> compile_reward("def f(completions:\\n  pass")
     Traceback (most recent call last):
     ...
-    labkit.rewards.RewardError: syntax error on line 1: '(' was never closed: def f(completions:
+    labkit.rewards.call.RewardError: syntax error on line 1: '(' was never closed: def f(completions:
     """
     try:
         tree = compile(code, "<reward editor>", "exec")

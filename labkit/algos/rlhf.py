@@ -1,7 +1,7 @@
 """The three stages of RLHF end to end on the tiny policy (InstructGPT, 2203.02155, fig. 2).
 
 1. SFT: supervised fine-tuning on demonstrations (here: prompts with their reference answers,
-   ``labkit.sft``), from the shipped cold-start checkpoint;
+   ``labkit.algos.sft``), from the shipped cold-start checkpoint;
 2. reward model: ranked pairs (here the task's verifier stands in for the human labeller):
    reference answers preferred to near misses of them (75 vs 74, 76, 65, ...) and to clearly
    wrong numbers, fitted with the Bradley-Terry loss. Either trained here (``rm_steps``) or the
@@ -20,14 +20,14 @@ import random
 
 import pandas as pd
 
-from labkit.evaluate import accuracy
-from labkit.models import load_policy
-from labkit.pairs import demonstration_pairs, near_miss_pairs, rollout_pairs
-from labkit.ppo import PPOTrainer
-from labkit.reward_model import RewardModel, load_reward_model, train_reward_model
-from labkit.sft import sft
+from labkit.algos.grpo import GRPOTrainer
+from labkit.algos.pairs import demonstration_pairs, near_miss_pairs, rollout_pairs
+from labkit.algos.ppo import PPOTrainer
+from labkit.algos.reward_model import RewardModel, load_reward_model, train_reward_model
+from labkit.algos.sft import sft
+from labkit.models.policy import load_policy
+from labkit.runs.evaluate import accuracy
 from labkit.tasks import get_task
-from labkit.trainer import GRPOTrainer
 
 
 def agreement(prompts: list[str], scores: list[float], correct: list[bool]) -> float:

@@ -3,7 +3,7 @@
 Writes into ``--out``:
   ``train_grpo.py``     TRL ``GRPOTrainer`` with the same reward functions (imported by module
                         path, or their source copied when they live in a notebook or script) and
-                        the same hyperparameters (:func:`labkit.trl_bridge.trl_kwargs`); it
+                        the same hyperparameters (:func:`labkit.integrations.trl_bridge.trl_kwargs`); it
                         switches to CPU-safe settings by itself when there is no GPU;
   ``data/train.jsonl``  the task's training prompts and answers (TRL passes ``answer`` to the
                         reward functions, as labkit does);
@@ -22,9 +22,10 @@ import json
 import pathlib
 import textwrap
 
-from labkit.config import GRPOConfig
+from labkit import rewards
+from labkit.algos.config import GRPOConfig
+from labkit.integrations.trl_bridge import trl_kwargs
 from labkit.rewards import get_reward, reward_name
-from labkit.trl_bridge import trl_kwargs
 
 DEEPSPEED = ("none", "zero2", "zero3")
 VLLM = ("off", "colocate", "server")
@@ -51,7 +52,7 @@ REWARD_FUNCS = [{reward_names}]
 
 def model_path(name):
     if name in ("tiny", "smollm2-offline"):
-        from labkit.export import resolve_model
+        from labkit.integrations.export import resolve_model
         return resolve_model(name)
     return name  # a folder or a hub id
 
@@ -93,6 +94,8 @@ def reward_code(specs) -> tuple[str, list[str]]:
     for spec in ([specs] if isinstance(specs, str) or callable(specs) else specs):
         fn = resolve_reward(spec)
         name, module = reward_name(fn), getattr(fn, "__module__", "__main__")
+        if module.startswith("labkit.rewards.") and name in rewards.__all__:
+            module = "labkit.rewards"  # the public path, not the file it lives in
         if isinstance(spec, str) or module.split(".")[0] == "labkit":
             lines.append(f"from {module} import {name}")
         else:
@@ -125,12 +128,12 @@ def resolve_model(name: str) -> str:
     """What TRL loads: the folder of a built-in labkit model on this machine, else the name
     (a folder or a hub id). The exported script calls it when it starts, not at export time,
     so the path is the target machine's (and SmolLM2 is converted there if needed)."""
-    from labkit.models import BUILTIN
+    from labkit.models.policy import BUILTIN
 
     if name in BUILTIN:
         return str(BUILTIN[name])
     if name == "smollm2-offline":
-        from labkit.smollm2 import smollm2_folder
+        from labkit.models.smollm2 import smollm2_folder
 
         return str(smollm2_folder())
     return name
@@ -176,7 +179,7 @@ def launch_script(model: str, num_gpus: int, vllm: str) -> str:
     if vllm != "server":
         return head + run.format("")
     if model in ("tiny", "smollm2-offline"):  # resolved where the script runs
-        model = f"$(python -c 'from labkit.export import resolve_model as r; print(r(\"{model}\"))')"
+        model = f"$(python -c 'from labkit.integrations.export import resolve_model as r; print(r(\"{model}\"))')"
     gpus = ",".join(str(i) for i in range(1, num_gpus))
     return (head + f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model \"{model}\" &\n"
             "SERVER=$!; trap 'kill $SERVER' EXIT\n"

@@ -22,8 +22,8 @@ import pathlib
 
 from transformers import TrainerCallback
 
-from labkit.config import GRPOConfig
-from labkit.runlog import RunLog, runs_root
+from labkit.algos.config import GRPOConfig
+from labkit.runs.log import RunLog, runs_root
 
 # TRL metric -> labkit metric key (README's table). "kl" depends on the trainer (see KL_KEY).
 COMMON = {"loss": "loss", "grad_norm": "grad_norm", "learning_rate": "lr", "entropy": "entropy"}

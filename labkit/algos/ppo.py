@@ -19,69 +19,15 @@ one optimizer, the head with its own learning rate (``value_learning_rate``).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
 
-from labkit.config import GRPOConfig, _require
+from labkit.algos.config import PPOConfig
+from labkit.algos.grpo import GRPOTrainer
 from labkit.core import entropy_from_logits, gae, kl_estimate, policy_loss, value_loss, whiten
 from labkit.core.logprobs import token_logprobs
-from labkit.prefix import completion_outputs
-from labkit.records import group_correct, sample_rows, step_metrics, token_rows
-from labkit.trainer import GRPOTrainer
-
-
-@dataclass
-class PPOConfig(GRPOConfig):
-    """PPO's hyperparameters on top of the sampling/optimiser ones of :class:`GRPOConfig`."""
-
-    num_generations: int = 4
-    """Completions per prompt (PPO needs no group; 1 is allowed)."""
-    loss_type: str = "bnpo"
-    """Token mean over the minibatch (TRL's PPO masked_mean)."""
-    beta: float = 0.05
-    """KL coefficient (InstructGPT's beta): in the reward per token, or in the loss."""
-    kl_estimator: str = "k1"
-    """Per-token KL estimate: k1 = log pi_old - log pi_ref in the reward (InstructGPT)."""
-    kl_in_reward: bool = True
-    """True: r_t -= beta KL_t (PPO for LLMs); False: beta KL in the loss (GRPO style)."""
-    value_head: bool = True
-    """A scalar head V(s_t) on the policy. PPO cannot run without it."""
-    gamma: float = 1.0
-    """Discount per token."""
-    lam: float = 0.95
-    """GAE lambda in [0, 1]: 0 is the one-step TD error, 1 the Monte-Carlo return."""
-    vf_coef: float = 0.1
-    """Weight of the value loss."""
-    value_learning_rate: float | None = 3e-3
-    """Learning rate of the (fresh, zero-initialised) value head; None: learning_rate."""
-    cliprange_value: float | None = 0.2
-    """Value clipping around V_old (None: off)."""
-    whiten_advantages: bool = True
-    """Normalise A_t over the batch's valid tokens."""
-    ppo_epochs: int = 2
-    """Passes over each sampled batch."""
-    num_mini_batches: int = 2
-    """Minibatches per epoch; must divide prompts_per_step x num_generations."""
-    min_generations: ClassVar[int] = 1
-
-    def __post_init__(self):
-        super().__post_init__()
-        _require(self.value_head, "value_head=False: PPO's advantages come from a critic; keep "
-                 "value_head=True, or train without a critic with GRPOTrainer (GRPO, RLOO)")
-        _require(0 <= self.lam <= 1, f"lam={self.lam}: GAE's lambda must be in [0, 1]")
-        _require(0 <= self.gamma <= 1, f"gamma={self.gamma}: the discount must be in [0, 1]")
-        _require(self.vf_coef >= 0, f"vf_coef={self.vf_coef}: use a value >= 0 (0.1 is usual)")
-        _require(self.cliprange_value is None or self.cliprange_value > 0,
-                 f"cliprange_value={self.cliprange_value}: use a value > 0 or None (off)")
-        _require(self.value_learning_rate is None or self.value_learning_rate > 0,
-                 f"value_learning_rate={self.value_learning_rate}: use a value > 0 or None")
-        _require(self.ppo_epochs >= 1, f"ppo_epochs={self.ppo_epochs}: use 1 or more")
-        B = self.prompts_per_step * self.num_generations
-        _require(self.num_mini_batches >= 1 and B % self.num_mini_batches == 0,
-                 f"num_mini_batches={self.num_mini_batches} does not divide the batch of "
-                 f"prompts_per_step x num_generations = {B}: pick a divisor of {B}")
+from labkit.models.prefix import completion_outputs
+from labkit.runs.records import group_correct, sample_rows, step_metrics, token_rows
 
 
 class PPOTrainer(GRPOTrainer):

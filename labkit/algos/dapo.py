@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from labkit.rollout import concat_batches
+from labkit.models.rollout import concat_batches
 
 
 def soft_overlong_penalty(lengths: torch.Tensor, max_len: int, buffer: int,

@@ -22,7 +22,7 @@ import shutil
 
 import torch
 
-from labkit.runlog import RunLog, runs_root
+from labkit.runs.log import RunLog, runs_root
 
 STATE = "state.pt"
 

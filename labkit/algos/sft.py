@@ -12,7 +12,7 @@ import torch
 from tqdm.auto import tqdm
 
 from labkit.core.logprobs import masked_mean
-from labkit.rollout import Batch, completion_logprobs
+from labkit.models.rollout import Batch, completion_logprobs
 
 
 def sft_batch(tokenizer, pairs: list[tuple[str, str]]) -> Batch:

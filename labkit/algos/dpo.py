@@ -4,8 +4,8 @@ One step: draw ``batch_size`` pairs, compute the summed log-probs log pi(y_w | x
 of the policy (with grad) and of the frozen reference (or the LoRA policy with its adapter off),
 then ``labkit.core.dpo_loss``: L = -log sigma(beta [(log pi - log pi_ref)(y_w) -
 (log pi - log pi_ref)(y_l)]). Pairs are ``{"prompt", "chosen", "rejected"}`` dicts (TRL's
-format); ``pairs=None`` builds them from the initial policy's rollouts (:mod:`labkit.pairs`).
-Runs with a name write ``runs/<name>/pairs.jsonl`` and checkpoints (:mod:`labkit.checkpoint`):
+format); ``pairs=None`` builds them from the initial policy's rollouts (:mod:`labkit.algos.pairs`).
+Runs with a name write ``runs/<name>/pairs.jsonl`` and checkpoints (:mod:`labkit.runs.checkpoint`):
 ``DPOTrainer.from_run`` resumes, ``DPOTrainer.fork`` branches at a step with a changed beta, ...
 Departures from TRL: pairs are drawn with replacement; IPO uses token-averaged log-probs (TRL).
 """
@@ -18,68 +18,20 @@ import os
 import pathlib
 import random
 import time
-from dataclasses import asdict, dataclass
 
 import torch
 
-from labkit import checkpoint
-from labkit.config import _require
+from labkit.algos.base import TrainLoop
+from labkit.algos.config import DPOConfig
+from labkit.algos.pairs import rollout_pairs
+from labkit.algos.sft import sft_batch
 from labkit.core import dpo_loss
-from labkit.core.preference import DPO_LOSS_TYPES
-from labkit.loop import TrainLoop
-from labkit.models import frozen_copy, load_policy
-from labkit.pairs import PAIR_MODES, rollout_pairs
-from labkit.rollout import completion_logprobs
-from labkit.runlog import RunLog, runs_root
-from labkit.sft import sft_batch
+from labkit.models.policy import frozen_copy, is_peft, load_policy
+from labkit.models.rollout import completion_logprobs
+from labkit.runs import checkpoint
+from labkit.runs.log import RunLog, runs_root
 from labkit.tasks import get_task
-from labkit.trainer import is_peft
 from labkit.utils import set_seed
-
-
-@dataclass
-class DPOConfig:
-    """Hyperparameters of DPO (TRL's names)."""
-
-    beta: float = 0.1
-    """Strength of the implicit KL to pi_ref (the temperature of the implicit reward)."""
-    loss_type: str = "sigmoid"
-    """'sigmoid' (DPO) or 'ipo'."""
-    learning_rate: float = 3e-5
-    """AdamW's; on the tiny policy 5e-5 already pushes both log-probs down and collapses it."""
-    batch_size: int = 32
-    """Pairs per step."""
-    max_steps: int = 100
-    max_grad_norm: float = 1.0
-    pair_mode: str = "correct_vs_incorrect"
-    """How pairs are built from rollouts when none are given: or 'long2short'."""
-    pair_prompts: int = 512
-    """Training prompts sampled to build pairs (when none are given)."""
-    num_generations: int = 8
-    """Completions per prompt when building pairs."""
-    seed: int = 0
-    save_steps: int = 1
-    """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
-    save_total_limit: int | None = 2
-    """Checkpoints kept (oldest deleted first); None keeps all (to fork at any step)."""
-
-    def __post_init__(self):
-        _require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
-        _require(self.loss_type in DPO_LOSS_TYPES,
-                 f"loss_type={self.loss_type!r}: use one of {DPO_LOSS_TYPES}")
-        _require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
-        _require(self.batch_size >= 1, f"batch_size={self.batch_size}: use 1 or more")
-        _require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
-        _require(self.pair_mode in PAIR_MODES, f"pair_mode={self.pair_mode!r}: use one of "
-                 f"{PAIR_MODES}")
-        _require(self.num_generations >= 2, f"num_generations={self.num_generations}: pairs "
-                 "need at least 2 completions per prompt")
-        _require(self.save_steps >= 0, f"save_steps={self.save_steps}: use 0 (off) or more")
-        _require(self.save_total_limit is None or self.save_total_limit >= 1,
-                 f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def sequence_logprobs(model, tokenizer, prompts, completions, average: bool = False):
@@ -200,7 +152,7 @@ class DPOTrainer(TrainLoop):
             checkpoint.maybe_save(self)
             return m
 
-    # -- checkpoints (labkit.checkpoint): resume and fork as GRPOTrainer's -----------------
+    # -- checkpoints (labkit.runs.checkpoint): resume and fork as GRPOTrainer's -----------------
     @classmethod
     def from_run(cls, run, step: int | None = None, model=None, tokenizer=None, **changes):
         """Resume the run ``run`` (a name or folder) from its checkpoint at ``step`` (default:

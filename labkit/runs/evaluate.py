@@ -6,7 +6,7 @@ from collections import Counter
 
 import torch
 
-from labkit.rollout import rollout
+from labkit.models.rollout import rollout
 
 
 @torch.no_grad()

@@ -11,7 +11,7 @@ One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions):
 DAPO options: ``dynamic_sampling`` (keep only groups with reward spread, sample more),
 ``mask_truncated_completions`` (overlong filtering), ``overlong_buffer`` (soft punishment);
 GSPO is ``importance_sampling_level="sequence"``, CISPO ``loss_type="cispo"``.
-Runs with a name write checkpoints (``labkit.checkpoint``): ``GRPOTrainer.from_run`` resumes,
+Runs with a name write checkpoints (``labkit.runs.checkpoint``): ``GRPOTrainer.from_run`` resumes,
 ``GRPOTrainer.fork`` branches at a step with changed settings.
 Departures from TRL: prompts are sampled with replacement from the task's train split; a frozen
 reference is also kept at beta = 0 when ``track_kl`` (KL is then logged, not optimised).
@@ -25,8 +25,9 @@ import time
 
 import torch
 
-from labkit import checkpoint
-from labkit.config import GRPOConfig
+from labkit.algos.base import TrainLoop
+from labkit.algos.config import GRPOConfig
+from labkit.algos.dapo import dynamic_sample, soft_overlong_penalty
 from labkit.core import (
     entropy_from_logits,
     group_advantages,
@@ -34,20 +35,14 @@ from labkit.core import (
     reinforce_advantages,
     rloo_advantages,
 )
-from labkit.dapo import dynamic_sample, soft_overlong_penalty
-from labkit.loop import TrainLoop
-from labkit.models import frozen_copy, load_policy
-from labkit.records import group_correct, sample_rows, step_metrics, token_rows
+from labkit.models.policy import frozen_copy, is_peft, load_policy
+from labkit.models.rollout import Batch, completion_logprobs, rollout
 from labkit.rewards import call_reward, get_reward, reward_name
-from labkit.rollout import Batch, completion_logprobs, rollout
-from labkit.runlog import RunLog, runs_root
+from labkit.runs import checkpoint
+from labkit.runs.log import RunLog, runs_root
+from labkit.runs.records import group_correct, sample_rows, step_metrics, token_rows
 from labkit.tasks import get_task
 from labkit.utils import set_seed
-
-
-def is_peft(model) -> bool:
-    """True for a ``peft`` PeftModel (it can switch its adapter off: ``disable_adapter()``)."""
-    return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
 
 
 class GRPOTrainer(TrainLoop):

@@ -1,13 +1,14 @@
-"""Compare runs: load several run folders and overlay a metric (``lk.compare_runs``)."""
+"""Compare runs: several run folders as one long table (``lk.compare_frame``); the overlay
+figure is ``labkit.plots.runs.compare_runs``."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from labkit.runlog import RunLog, load_run
+from labkit.runs.log import RunLog, load_run
 
 
-def _runs(runs) -> dict:
+def named_runs(runs) -> dict:
     """name -> RunLog, from RunLogs, folders or run names (under ``$LABKIT_RUNS``)."""
     out = {}
     for r in ([runs] if isinstance(runs, (str, RunLog)) else runs):
@@ -25,17 +26,9 @@ def compare_frame(runs, metrics=("reward/mean",)) -> pd.DataFrame:
     """
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
     rows = []
-    for name, log in _runs(runs).items():
+    for name, log in named_runs(runs).items():
         m = log.metrics
         for key in metrics:
             if key in m.columns:
                 rows += [(name, s, key, v) for s, v in zip(m["step"], m[key])]
     return pd.DataFrame(rows, columns=["run", "step", "metric", "value"])
-
-
-def compare_runs(runs, metric: str = "reward/mean", smooth: int = 1):
-    """A plotly figure overlaying ``metric`` of several runs (names, folders or RunLogs);
-    a fork's history up to its branch step is its parent's, so branches split visibly."""
-    from labkit.plots.runs import compare_figure
-
-    return compare_figure(_runs(runs), metric, smooth)

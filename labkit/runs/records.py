@@ -7,7 +7,7 @@ zero advantage), ``kl/k1``, ``kl/k2``, ``kl/k3``, ``clip/ratio_low``, ``clip/rat
 ``clip/region``, ``ratio/mean|min|max``, ``len/mean``, ``len/correct``, ``len/incorrect``,
 ``len/truncated_frac``, ``entropy``, ``grad_norm``, ``loss``, ``loss/policy``, ``loss/kl``,
 ``lr``, ``time/rollout``, ``time/step``; dynamic sampling adds ``sampling/rounds`` and
-``sampling/kept_frac``, PPO (``labkit.ppo``) ``vf/*``. README.md "Metric keys" is the table.
+``sampling/kept_frac``, PPO (``labkit.algos.ppo``) ``vf/*``. README.md "Metric keys" is the table.
 """
 
 from __future__ import annotations

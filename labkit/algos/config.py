@@ -1,7 +1,9 @@
-"""One dataclass per algorithm. Field names follow TRL where TRL has the concept.
+"""Every algorithm's config, one dataclass each. Field names follow TRL where TRL has the concept.
 
 Bad values are refused in ``__post_init__`` with a message that names the field and the fix,
-before any work is done.
+before any work is done; string options take their allowed values from
+:mod:`labkit.core.options`. ``docs/CONFIG.md`` is the table of every field (made by
+``scripts/config_table.py``).
 """
 
 from __future__ import annotations
@@ -9,9 +11,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import ClassVar
 
-LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo", "cispo", "reinforce")
-KL_ESTIMATORS = ("k1", "k2", "k3", "k3_st")
-ADVANTAGE_ESTIMATORS = ("grpo", "rloo", "reinforce", "reinforce_mean")
+from labkit.core.options import (
+    ADVANTAGE_ESTIMATORS,
+    DPO_LOSS_TYPES,
+    KL_ESTIMATORS,
+    LOSS_TYPES,
+    PAIR_MODES,
+)
 
 
 def _require(ok: bool, message: str) -> None:
@@ -136,6 +142,136 @@ class GRPOConfig:
                  f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)")
         _require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
         _require(self.diagnostics >= 0, f"diagnostics={self.diagnostics}: use 0 or more")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class PPOConfig(GRPOConfig):
+    """PPO's hyperparameters on top of the sampling/optimiser ones of :class:`GRPOConfig`."""
+
+    num_generations: int = 4
+    """Completions per prompt (PPO needs no group; 1 is allowed)."""
+    loss_type: str = "bnpo"
+    """Token mean over the minibatch (TRL's PPO masked_mean)."""
+    beta: float = 0.05
+    """KL coefficient (InstructGPT's beta): in the reward per token, or in the loss."""
+    kl_estimator: str = "k1"
+    """Per-token KL estimate: k1 = log pi_old - log pi_ref in the reward (InstructGPT)."""
+    kl_in_reward: bool = True
+    """True: r_t -= beta KL_t (PPO for LLMs); False: beta KL in the loss (GRPO style)."""
+    value_head: bool = True
+    """A scalar head V(s_t) on the policy. PPO cannot run without it."""
+    gamma: float = 1.0
+    """Discount per token."""
+    lam: float = 0.95
+    """GAE lambda in [0, 1]: 0 is the one-step TD error, 1 the Monte-Carlo return."""
+    vf_coef: float = 0.1
+    """Weight of the value loss."""
+    value_learning_rate: float | None = 3e-3
+    """Learning rate of the (fresh, zero-initialised) value head; None: learning_rate."""
+    cliprange_value: float | None = 0.2
+    """Value clipping around V_old (None: off)."""
+    whiten_advantages: bool = True
+    """Normalise A_t over the batch's valid tokens."""
+    ppo_epochs: int = 2
+    """Passes over each sampled batch."""
+    num_mini_batches: int = 2
+    """Minibatches per epoch; must divide prompts_per_step x num_generations."""
+    min_generations: ClassVar[int] = 1
+
+    def __post_init__(self):
+        super().__post_init__()
+        _require(self.value_head, "value_head=False: PPO's advantages come from a critic; keep "
+                 "value_head=True, or train without a critic with GRPOTrainer (GRPO, RLOO)")
+        _require(0 <= self.lam <= 1, f"lam={self.lam}: GAE's lambda must be in [0, 1]")
+        _require(0 <= self.gamma <= 1, f"gamma={self.gamma}: the discount must be in [0, 1]")
+        _require(self.vf_coef >= 0, f"vf_coef={self.vf_coef}: use a value >= 0 (0.1 is usual)")
+        _require(self.cliprange_value is None or self.cliprange_value > 0,
+                 f"cliprange_value={self.cliprange_value}: use a value > 0 or None (off)")
+        _require(self.value_learning_rate is None or self.value_learning_rate > 0,
+                 f"value_learning_rate={self.value_learning_rate}: use a value > 0 or None")
+        _require(self.ppo_epochs >= 1, f"ppo_epochs={self.ppo_epochs}: use 1 or more")
+        B = self.prompts_per_step * self.num_generations
+        _require(self.num_mini_batches >= 1 and B % self.num_mini_batches == 0,
+                 f"num_mini_batches={self.num_mini_batches} does not divide the batch of "
+                 f"prompts_per_step x num_generations = {B}: pick a divisor of {B}")
+
+
+@dataclass
+class DPOConfig:
+    """Hyperparameters of DPO (TRL's names)."""
+
+    beta: float = 0.1
+    """Strength of the implicit KL to pi_ref (the temperature of the implicit reward)."""
+    loss_type: str = "sigmoid"
+    """'sigmoid' (DPO) or 'ipo'."""
+    learning_rate: float = 3e-5
+    """AdamW's; on the tiny policy 5e-5 already pushes both log-probs down and collapses it."""
+    batch_size: int = 32
+    """Pairs per step."""
+    max_steps: int = 100
+    max_grad_norm: float = 1.0
+    pair_mode: str = "correct_vs_incorrect"
+    """How pairs are built from rollouts when none are given: or 'long2short'."""
+    pair_prompts: int = 512
+    """Training prompts sampled to build pairs (when none are given)."""
+    num_generations: int = 8
+    """Completions per prompt when building pairs."""
+    seed: int = 0
+    save_steps: int = 1
+    """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
+    save_total_limit: int | None = 2
+    """Checkpoints kept (oldest deleted first); None keeps all (to fork at any step)."""
+
+    def __post_init__(self):
+        _require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
+        _require(self.loss_type in DPO_LOSS_TYPES,
+                 f"loss_type={self.loss_type!r}: use one of {DPO_LOSS_TYPES}")
+        _require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
+        _require(self.batch_size >= 1, f"batch_size={self.batch_size}: use 1 or more")
+        _require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
+        _require(self.pair_mode in PAIR_MODES, f"pair_mode={self.pair_mode!r}: use one of "
+                 f"{PAIR_MODES}")
+        _require(self.num_generations >= 2, f"num_generations={self.num_generations}: pairs "
+                 "need at least 2 completions per prompt")
+        _require(self.save_steps >= 0, f"save_steps={self.save_steps}: use 0 (off) or more")
+        _require(self.save_total_limit is None or self.save_total_limit >= 1,
+                 f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class RewardModelConfig:
+    """Hyperparameters of reward-model training."""
+
+    learning_rate: float = 3e-4
+    batch_size: int = 32
+    """Pairs per step."""
+    max_steps: int = 200
+    max_grad_norm: float = 1.0
+    warmup_steps: int = 0
+    """Linear warm-up of the learning rate over this many steps."""
+    lr_schedule: str = "constant"
+    """After warm-up: ``"constant"`` or ``"cosine"`` (decays to 0 at ``max_steps``)."""
+    weight_decay: float = 0.0
+    eval_every: int = 20
+    """Steps between held-out evaluations (when held-out pairs are given)."""
+    seed: int = 0
+
+    def __post_init__(self):
+        _require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
+        _require(self.batch_size >= 1, f"batch_size={self.batch_size}: use 1 or more")
+        _require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
+        _require(0 <= self.warmup_steps < self.max_steps,
+                 f"warmup_steps={self.warmup_steps}: use 0 <= warmup_steps < max_steps")
+        _require(self.lr_schedule in ("constant", "cosine"),
+                 f"lr_schedule={self.lr_schedule!r}: use 'constant' or 'cosine'")
+        _require(self.weight_decay >= 0, f"weight_decay={self.weight_decay}: use a value >= 0")
+        _require(self.eval_every >= 1, f"eval_every={self.eval_every}: use 1 or more")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -14,55 +14,17 @@ import json
 import math
 import pathlib
 import random
-from dataclasses import asdict, dataclass
 
 import torch
 from tqdm.auto import tqdm
 
-from labkit.config import _require
+from labkit.algos.config import RewardModelConfig
+from labkit.algos.sft import sft_batch
 from labkit.core import bradley_terry_loss
 from labkit.core.logprobs import token_logprobs
-from labkit.models import CHECKPOINTS, load_policy
-from labkit.runlog import RunLog
-from labkit.sft import sft_batch
-
-LR_SCHEDULES = ("constant", "cosine")
-
-
-@dataclass
-class RewardModelConfig:
-    """Hyperparameters of reward-model training."""
-
-    learning_rate: float = 3e-4
-    batch_size: int = 32
-    """Pairs per step."""
-    max_steps: int = 200
-    max_grad_norm: float = 1.0
-    warmup_steps: int = 0
-    """Linear warm-up of the learning rate over this many steps."""
-    lr_schedule: str = "constant"
-    """After warm-up: ``"constant"`` or ``"cosine"`` (decays to 0 at ``max_steps``)."""
-    weight_decay: float = 0.0
-    eval_every: int = 20
-    """Steps between held-out evaluations (when held-out pairs are given)."""
-    seed: int = 0
-
-    def __post_init__(self):
-        _require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
-        _require(self.batch_size >= 1, f"batch_size={self.batch_size}: use 1 or more")
-        _require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
-        _require(0 <= self.warmup_steps < self.max_steps,
-                 f"warmup_steps={self.warmup_steps}: use 0 <= warmup_steps < max_steps")
-        if self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"lr_schedule={self.lr_schedule!r}: use one of {LR_SCHEDULES}")
-        _require(self.weight_decay >= 0, f"weight_decay={self.weight_decay}: use a value >= 0")
-        _require(self.eval_every >= 1, f"eval_every={self.eval_every}: use 1 or more")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-READOUTS = ("head", "head+logprob")
+from labkit.core.options import RM_READOUTS, choose
+from labkit.models.policy import CHECKPOINTS, load_policy
+from labkit.runs.log import RunLog
 
 
 class RewardModel(torch.nn.Module):
@@ -79,8 +41,7 @@ class RewardModel(torch.nn.Module):
 
     def __init__(self, model="tiny", tokenizer=None, readout: str = "head"):
         super().__init__()
-        if readout not in READOUTS:
-            raise ValueError(f"readout={readout!r}: use one of {READOUTS}")
+        choose("readout", readout, RM_READOUTS)
         if isinstance(model, str):
             model, tokenizer = load_policy(model)
         self.lm, self.tokenizer, self.readout = model, tokenizer, readout

@@ -1,12 +1,5 @@
-"""Reward functions in TRL's signature, and the safe call the trainer makes.
-
-A reward function is ``fn(completions: list[str], **columns) -> list[float | None]``, exactly what
-TRL's GRPOTrainer takes, so a reward written in a lab runs unchanged in TRL. ``columns`` holds the
-dataset columns (``prompts``, ``answer``, ...); take what you need and swallow the rest with
-``**kwargs``. ``None`` means "not applicable" (the function is skipped for that sample).
-
->>> exact_match(["42", "41"], answer=["42", "42"])
-[1.0, 0.0]
+"""The checked call every trainer makes: one finite number (or None) per completion, or one
+error naming the function and the fix (the run log so far is kept).
 """
 
 from __future__ import annotations
@@ -14,64 +7,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from labkit.tasks.arithmetic import parse_int
+from labkit.rewards.builtin import REWARDS
 
 RewardFn = Callable[..., list]
 
 
 class RewardError(ValueError):
     """A reward function failed or returned something unusable; names the function and the fix."""
-
-
-def exact_match(completions: list[str], answer: list[str], **kwargs) -> list[float]:
-    """1.0 when the completion states the reference integer, else 0.0 (the verifier's reward).
-
-    >>> exact_match([" 7", "07", "x"], answer=["7", "7", "7"])
-    [1.0, 1.0, 0.0]
-    """
-    return [float(parse_int(c) == int(a)) for c, a in zip(completions, answer)]
-
-
-def digit_partial(completions: list[str], answer: list[str], **kwargs) -> list[float]:
-    """Shaped accuracy: 1.0 when exact, else 0.5 x the fraction of answer digits right, counted
-    from the right (units first), and 0 for a completion that is not a number.
-
-    A denser signal than exact match for a small model (DESIGN.md: sparse exact-match reward
-    learns slowly on the tiny policy).
-
-    >>> digit_partial(["42", "52", "43", "x", "142"], answer=["42"] * 5)
-    [1.0, 0.25, 0.0, 0.0, 0.0]
-    """
-    out = []
-    for c, a in zip(completions, answer):
-        c = c.strip()
-        if not c.isdigit():
-            out.append(0.0)
-        elif int(c) == int(a):
-            out.append(1.0)
-        elif len(c) != len(a):
-            out.append(0.0)
-        else:
-            right = 0
-            for x, y in zip(reversed(c), reversed(a)):
-                if x != y:
-                    break
-                right += 1
-            out.append(0.5 * right / len(a))
-    return out
-
-
-def length_target(completions: list[str], target: int = 50, **kwargs) -> list[float]:
-    """The seed's length reward (SmolLM2 demo): -|target - len(completion)| in characters.
-
-    >>> length_target(["a" * 48, "a" * 50])
-    [-2.0, -0.0]
-    """
-    return [-float(abs(target - len(c))) for c in completions]
-
-
-REWARDS = {"exact_match": exact_match, "digit_partial": digit_partial,
-           "length_target": length_target}
 
 
 def reward_name(fn: RewardFn) -> str:
@@ -96,7 +38,7 @@ def call_reward(fn: RewardFn, completions: Sequence[str], columns: dict) -> list
     >>> call_reward(lambda completions, **kw: [1.0], ["a", "b"], {})
     Traceback (most recent call last):
     ...
-    labkit.rewards.RewardError: reward function '<lambda>' returned 1 values for 2 completions: return one number (or None) per completion
+    labkit.rewards.call.RewardError: reward function '<lambda>' returned 1 values for 2 completions: return one number (or None) per completion
     """
     name = reward_name(fn)
     try:
