@@ -43,7 +43,7 @@ def main():
             "clear": demonstration_pairs(task, task.heldout, seed=args.seed + 1)}
     probe = {k: v[:500] for k, v in held.items()}
     config = RewardModelConfig(learning_rate=3e-4, batch_size=64, max_steps=args.steps,
-                               warmup_steps=30, lr_schedule="cosine", eval_every=100,
+                               warmup_steps=30, lr_scheduler_type="cosine", eval_every=100,
                                seed=args.seed)
     rm, log = train_reward_model(train, "tiny", tok, heldout=probe, config=config,
                                  readout="head+logprob")

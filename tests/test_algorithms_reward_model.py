@@ -21,15 +21,15 @@ from labkit.algos.reward_model import (
     load_reward_model,
     train_reward_model,
 )
-from labkit.algos.sft import sft_batch
+from labkit.models.rollout import tokenize_pairs
 from labkit.core import bradley_terry_loss
 from labkit.models.rollout import completion_logprobs
 
 
 @pytest.mark.parametrize("kw, message", [
     ({"learning_rate": 0}, "learning_rate=0"), ({"batch_size": 0}, "batch_size=0"),
-    ({"max_steps": 0}, "max_steps=0"), ({"warmup_steps": 200}, "warmup_steps=200"),
-    ({"lr_schedule": "linear"}, "lr_schedule='linear'"), ({"eval_every": 0}, "eval_every=0")])
+    ({"max_steps": 0}, "max_steps=0"), ({"warmup_steps": -1}, "warmup_steps=-1"),
+    ({"lr_scheduler_type": "exp"}, "lr_scheduler_type=.exp."), ({"eval_every": 0}, "eval_every=0")])
 def test_bad_reward_model_config_is_refused(kw, message):
     with pytest.raises(ValueError, match=message):
         RewardModelConfig(**kw)
@@ -60,7 +60,7 @@ def test_logprob_readout_starts_as_the_policys_log_likelihood():
     rm = RewardModel("tiny", readout="head+logprob").eval()
     policy, tok = lk.load_policy("tiny")
     prompts, texts = ["12+30=", "07+05=", "99+99="], ["42", "1", "198"]
-    b = sft_batch(tok, list(zip(prompts, texts)))
+    b = tokenize_pairs(tok, list(zip(prompts, texts)))
     with torch.no_grad():
         want = (completion_logprobs(policy, b) * b.completion_mask).sum(-1)
         assert torch.allclose(rm(prompts, texts), want, atol=1e-4)
@@ -101,7 +101,7 @@ def test_a_short_training_run_learns_to_rank_near_misses():
     train = near_miss_pairs(task, task.train, 2, seed=0) + demonstration_pairs(task, task.train)
     random.Random(0).shuffle(train)
     _, log = train_reward_model(train, policy, tok, heldout=held, max_steps=60, batch_size=32,
-                                 warmup_steps=10, lr_schedule="cosine", eval_every=60,
+                                 warmup_steps=10, lr_scheduler_type="cosine", eval_every=60,
                                  readout="head+logprob", progress=False)
     m = log.metrics
     start = RewardModel("tiny", readout="head+logprob").accuracy(held)

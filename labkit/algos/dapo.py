@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from labkit.models.rollout import concat_batches
+from labkit.models.rollout import Rollout, concat
 
 
 def soft_overlong_penalty(lengths: torch.Tensor, max_len: int, buffer: int,
@@ -40,32 +40,27 @@ def informative_groups(rewards: torch.Tensor, num_generations: int) -> torch.Ten
     return spread.repeat_interleave(num_generations)  # [B]
 
 
-def dynamic_sample(trainer):
+def dynamic_sample(trainer) -> Rollout:
     """DAPO's dynamic sampling: keep the groups whose rewards differ, sampling again (up to
     ``max_sampling_rounds``) until ``prompts_per_step`` groups are kept.
 
-    Returns (batch, examples, rewards [B], per_fn, info) like ``trainer.collect``; info has
-    ``sampling/rounds`` and ``sampling/kept_frac`` (kept groups / sampled groups). Departure from
-    DAPO (which samples without limit): after the last round it trains on the groups kept (on the
-    last batch, all zero-advantage, if none was kept).
+    Returns a scored :class:`Rollout` like ``trainer.collect``; its ``info`` has
+    ``sampling/rounds`` and ``sampling/kept_frac`` (kept groups / sampled groups). Departure
+    from DAPO (which samples without limit): after the last round it trains on the groups kept
+    (on the last batch, all zero-advantage, if none was kept).
     """
     c, G = trainer.config, trainer.config.num_generations
     parts, rounds, seen, kept = [], 0, 0, 0
     while kept < c.prompts_per_step and rounds < c.max_sampling_rounds:
-        batch, examples = trainer.generate()
-        rewards, per_fn = trainer.score(batch, examples)
-        rounds, seen = rounds + 1, seen + len(examples) // G
-        keep = informative_groups(rewards, G).nonzero().squeeze(-1)  # [n]
+        r = trainer.score(trainer.generate())
+        rounds, seen = rounds + 1, seen + len(r) // G
+        keep = informative_groups(r.rewards, G).nonzero().squeeze(-1)  # [n]
         if len(keep):
-            rows = keep.tolist()
-            parts.append((batch.select(keep), [examples[i] for i in rows], rewards[keep],
-                          {k: [v[i] for i in rows] for k, v in per_fn.items()}))
-            kept += len(rows) // G
+            parts.append(r.select(keep))
+            kept += len(keep) // G
     info = {"sampling/rounds": rounds, "sampling/kept_frac": kept / seen}
-    if not parts:
-        return batch, examples, rewards, per_fn, info
-    n = min(kept, c.prompts_per_step) * G
-    batch = concat_batches([p[0] for p in parts], trainer.tokenizer.pad_token_id)
-    return (batch.select(torch.arange(n)), [e for p in parts for e in p[1]][:n],
-            torch.cat([p[2] for p in parts])[:n],
-            {k: [v for p in parts for v in p[3][k]][:n] for k in per_fn}, info)
+    if parts:
+        n = min(kept, c.prompts_per_step) * G
+        r = concat(parts, trainer.tokenizer.pad_token_id).select(torch.arange(n))
+    r.info.update(info)
+    return r

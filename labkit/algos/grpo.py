@@ -1,18 +1,20 @@
 """The glass-box GRPO loop: sample, score, advantages, mu clipped updates, record everything.
 
-One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions):
-  1. draw ``prompts_per_step`` prompts, sample G = ``num_generations`` completions each;
-  2. score every completion with each reward function (TRL's signature), weighted sum;
-  3. advantages: GRPO's group z-score A_i = (r_i - mean_group) / (std_group + 1e-4)
-     (``scale_rewards``), or RLOO / REINFORCE baselines (``advantage_estimator``);
+One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions), one
+:class:`~labkit.models.rollout.Rollout` flowing through it:
+  1. :meth:`GRPOTrainer.generate`: ``prompts_per_step`` prompts, G = ``num_generations``
+     completions each;
+  2. :meth:`GRPOTrainer.score`: each reward function (TRL's signature), weighted sum, and the
+     task's verifier (``correct``);
+  3. :meth:`GRPOTrainer.advantages`: GRPO's group z-score A_i = (r_i - mean_group) /
+     (std_group + 1e-4) (``scale_rewards``), or RLOO / REINFORCE baselines
+     (``advantage_estimator``);
   4. ``num_iterations`` (mu) AdamW updates of ``labkit.core.policy_loss`` (clipped ratio to
      pi_old, + beta k3 to a frozen pi_ref when beta > 0);
-  5. record metrics, every sample and per-token diagnostics into the run log.
+  5. the step's record: metrics, every sample, per-token diagnostics (``labkit.runs.records``).
 DAPO options: ``dynamic_sampling`` (keep only groups with reward spread, sample more),
 ``mask_truncated_completions`` (overlong filtering), ``overlong_buffer`` (soft punishment);
 GSPO is ``importance_sampling_level="sequence"``, CISPO ``loss_type="cispo"``.
-Runs with a name write checkpoints (``labkit.runs.checkpoint``): ``GRPOTrainer.from_run`` resumes,
-``GRPOTrainer.fork`` branches at a step with changed settings.
 Departures from TRL: prompts are sampled with replacement from the task's train split; a frozen
 reference is also kept at beta = 0 when ``track_kl`` (KL is then logged, not optimised).
 """
@@ -20,12 +22,11 @@ reference is also kept at beta = 0 when ``track_kl`` (KL is then logged, not opt
 from __future__ import annotations
 
 import dataclasses
-import random
 import time
 
 import torch
 
-from labkit.algos.base import TrainLoop
+from labkit.algos.base import StepRecord, Trainer
 from labkit.algos.config import GRPOConfig
 from labkit.algos.dapo import dynamic_sample, soft_overlong_penalty
 from labkit.core import (
@@ -35,22 +36,18 @@ from labkit.core import (
     reinforce_advantages,
     rloo_advantages,
 )
-from labkit.models.policy import frozen_copy, is_peft, load_policy
-from labkit.models.rollout import Batch, completion_logprobs, rollout
+from labkit.models.policy import frozen_copy, is_peft
+from labkit.models.rollout import Rollout, completion_logprobs, rollout
 from labkit.rewards import call_reward, get_reward, reward_name
-from labkit.runs import checkpoint
-from labkit.runs.log import RunLog, runs_root
 from labkit.runs.records import group_correct, sample_rows, step_metrics, token_rows
-from labkit.tasks import get_task
-from labkit.utils import set_seed
 
 
-class GRPOTrainer(TrainLoop):
+class GRPOTrainer(Trainer):
     """``GRPOTrainer(model="tiny", reward_funcs=[...], task="addition", max_steps=100).train()``.
 
     ``model`` is a name for :func:`labkit.load_policy` or a model (then pass ``tokenizer``).
     Keyword overrides go to :class:`GRPOConfig`. ``run_name`` writes the log to
-    ``runs/<run_name>/`` (``$LABKIT_RUNS`` moves the root); ``run_name=None`` keeps it in memory.
+    ``runs/<run_name>/``; ``track_kl`` keeps pi_ref (and logs KL) even at beta = 0.
     """
 
     config_class = GRPOConfig
@@ -58,35 +55,16 @@ class GRPOTrainer(TrainLoop):
 
     def __init__(self, model="tiny", reward_funcs=("digit_partial",), task="addition",
                  config: GRPOConfig | None = None, tokenizer=None, run_name: str | None = None,
-                 track_kl: bool = True, **overrides):
-        self.config = dataclasses.replace(config or self.config_class(), **overrides)
-        set_seed(self.config.seed)
-        model_name = model
-        if isinstance(model, str):
-            model, tokenizer = load_policy(model)
-        elif tokenizer is None:
-            raise ValueError("model is a module: pass its tokenizer too (tokenizer=...)")
-        self.model, self.tokenizer, self.task = model, tokenizer, get_task(task)
-        self.reward_funcs = self._check_rewards(reward_funcs, self.config.reward_weights)
-        wants_ref = self.config.beta > 0 or track_kl
+                 track_kl: bool = True, device=None, **overrides):
+        self.reward_funcs, self.track_kl = reward_funcs, track_kl
+        super().__init__(model, task, config, tokenizer, run_name, device, **overrides)
+
+    def setup(self) -> None:
+        self.reward_funcs = self._check_rewards(self.reward_funcs, self.config.reward_weights)
+        wants_ref = self.config.beta > 0 or self.track_kl
         # LoRA: pi_ref is the same model with its adapter disabled, not a second copy
-        self.adapter_ref = wants_ref and is_peft(model)
-        self.ref_model = frozen_copy(model) if wants_ref and not self.adapter_ref else None
-        groups = [[p for p in model.parameters() if p.requires_grad]]  # LoRA: adapter only
-        groups += self.build_heads()
-        self.params = [p for g in groups for p in g]
-        self.optimizer = torch.optim.AdamW(
-            [{"params": g, "lr": lr} for g, lr in zip(groups, self.group_lrs())],
-            weight_decay=self.config.weight_decay, fused=True)  # fused: one kernel, ~5x faster on CPU
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
-        self.rng = random.Random(self.config.seed)
-        self.generator = torch.Generator().manual_seed(self.config.seed)
-        self.model_name = model_name if isinstance(model_name, str) else None
-        self.track_kl = track_kl
-        path = runs_root() / run_name if run_name else None
-        self.log = RunLog(path, self.run_config())
-        self.global_step = 0
-        self.init_loop()
+        self.adapter_ref = wants_ref and is_peft(self.model)
+        self.ref_model = frozen_copy(self.model) if wants_ref and not self.adapter_ref else None
 
     # -- configuration -------------------------------------------------------------------
     @staticmethod
@@ -102,100 +80,81 @@ class GRPOTrainer(TrainLoop):
         return list(zip(funcs, weights))
 
     def run_config(self) -> dict:
-        """What ``config.json`` holds: the config, and what is needed to rebuild the trainer."""
-        return {**self.config.to_dict(), "algorithm": self.algorithm, "task": self.task.name,
-                "model": self.model_name, "track_kl": self.track_kl,
+        return {**super().run_config(), "track_kl": self.track_kl,
                 "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
 
-    def _lr_factor(self, step: int) -> float:
-        if self.config.lr_scheduler_type == "constant":
-            return 1.0
-        return max(0.0, 1.0 - step / self.config.max_steps)
+    @classmethod
+    def restore_kwargs(cls, run_dir, meta: dict) -> dict:
+        return {"task": meta["task"], "reward_funcs": meta["reward_funcs"],
+                "track_kl": meta.get("track_kl", True)}
+
+    def check_update(self, new) -> None:
+        if new.beta > 0 and not self.has_reference:
+            raise ValueError("beta > 0 needs a reference model: create the trainer with "
+                             "track_kl=True (the default) or beta > 0")
 
     def update(self, reward_funcs=None, **changes) -> None:
         """Change hyperparameters (validated) or reward functions; applied between steps."""
         new = dataclasses.replace(self.config, **changes)  # __post_init__ refuses bad values
-        if new.beta > 0 and not self.has_reference:
-            raise ValueError("beta > 0 needs a reference model: create the trainer with "
-                             "track_kl=True (the default) or beta > 0")
+        self.check_update(new)
         rewards = self._check_rewards(reward_funcs, new.reward_weights) if reward_funcs else None
         with self.lock:
             self.config = new
             self.apply_config()
             if rewards:
                 self.reward_funcs = rewards
-            self.log_event("update", dict(changes), bool(rewards))
+                changes["reward_funcs"] = reward_funcs
+            self.log_event("update", changes)
 
-    def apply_config(self) -> None:
-        """Push ``self.config``'s learning rate into the optimizer and the schedule."""
-        lrs = self.group_lrs()
-        for g, lr in zip(self.optimizer.param_groups, lrs):
-            g["lr"] = lr * self._lr_factor(self.global_step)
-        self.scheduler.base_lrs = lrs
-
-    def group_lrs(self) -> list[float]:
-        """Learning rate of each optimizer group: the policy's, then one per extra head."""
-        return [self.config.learning_rate]
-
-    def log_event(self, kind: str, changes: dict, rewards_changed: bool = False) -> None:
-        """An ``events`` row: what changed, after which step (figures mark it)."""
-        if rewards_changed:
-            changes["reward_funcs"] = [reward_name(f) for f, _ in self.reward_funcs]
-        self.log.log("events", [{"step": self.global_step, "kind": kind, **changes}])
-
-    def build_heads(self) -> list[list]:
-        """Extra trainable modules on the policy (PPO's value head): one parameter list each."""
-        return []
-
-    def extra_state(self) -> dict:
-        """Algorithm-specific state for checkpoints (a value head, ...); none for GRPO."""
-        return {}
-
-    def load_extra_state(self, state: dict) -> None:
-        pass
+    def log_event(self, kind: str, changes: dict) -> None:
+        if "reward_funcs" in changes:  # names, not function objects
+            changes = {**changes, "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
+        super().log_event(kind, changes)
 
     @property
     def has_reference(self) -> bool:
         """True when pi_ref log-probs are computed (a frozen copy or the disabled adapter)."""
         return self.ref_model is not None or self.adapter_ref
 
-    # -- one step ------------------------------------------------------------------------
-    def generate(self):
+    def postfix(self, m: dict) -> dict:
+        return {"reward": f"{m['reward/mean']:.3f}", "acc": f"{m['accuracy']:.2f}"}
+
+    # -- generate -> score -> advantages ---------------------------------------------------
+    def generate(self) -> Rollout:
         """Sample G completions for each of ``prompts_per_step`` training prompts."""
         c = self.config
         examples = [e for e in self.task.sample_prompts(c.prompts_per_step, self.rng)
                     for _ in range(c.num_generations)]
         max_len = c.max_completion_length or self.task.max_answer_chars + 1
-        batch = rollout(self.model, self.tokenizer, [e.prompt for e in examples], max_len,
-                        c.temperature, c.top_k, c.top_p, self.generator, c.truncated_logprobs)
-        return batch, examples
+        r = rollout(self.model, self.tokenizer, [e.prompt for e in examples], max_len,
+                    c.temperature, c.top_k, c.top_p, self.generator, c.truncated_logprobs)
+        r.examples = examples
+        return r
 
-    def score(self, batch: Batch, examples) -> tuple[torch.Tensor, dict]:
-        """Weighted sum of the reward functions ([B]) and each function's values by name.
-
-        With ``overlong_buffer`` DAPO's soft overlong punishment is added (as ``overlong``).
-        """
+    def score(self, r: Rollout) -> Rollout:
+        """Fill ``r.rewards`` [B] (the weighted sum) and ``r.rewards_per_func`` (by name; with
+        ``overlong_buffer``, DAPO's soft overlong punishment as ``overlong``)."""
         c = self.config
-        columns = self.task.columns(examples)
-        per_fn = {reward_name(f): call_reward(f, batch.completions, columns)
+        columns = self.task.columns(r.examples)
+        per_fn = {reward_name(f): call_reward(f, r.completions, columns)
                   for f, _ in self.reward_funcs}
-        r = torch.tensor([list(v) for v in per_fn.values()])  # [F, B], NaN where None
+        values = torch.tensor([list(v) for v in per_fn.values()])  # [F, B], NaN where None
         w = torch.tensor([w for _, w in self.reward_funcs]).unsqueeze(1)  # [F, 1]
-        total = torch.nansum(r * w, 0)  # [B]
+        total = torch.nansum(values * w, 0)  # [B]
         if c.overlong_buffer:
-            pen = soft_overlong_penalty(batch.lengths, c.max_completion_length, c.overlong_buffer,
+            pen = soft_overlong_penalty(r.lengths, c.max_completion_length, c.overlong_buffer,
                                         c.overlong_penalty)  # [B]
             per_fn["overlong"] = pen.tolist()
             total = total + pen
-        return total, per_fn
+        r.rewards, r.rewards_per_func = total, per_fn
+        return r
 
-    def collect(self):
-        """Generate and score: (batch, examples, rewards [B], per_fn, info); with
-        ``dynamic_sampling`` only groups whose rewards differ (:func:`labkit.dapo.dynamic_sample`)."""
+    def collect(self) -> Rollout:
+        """Generate and score; with ``dynamic_sampling`` only groups whose rewards differ
+        (:func:`labkit.algos.dapo.dynamic_sample`)."""
         if self.config.dynamic_sampling:
             return dynamic_sample(self)
-        batch, examples = self.generate()
-        return (batch, examples, *self.score(batch, examples), {})
+        return self.score(self.generate())
 
     def advantages(self, rewards: torch.Tensor) -> torch.Tensor:
         """[B] -> [B] by ``advantage_estimator`` (all from ``labkit.core.advantages``)."""
@@ -207,84 +166,58 @@ class GRPOTrainer(TrainLoop):
         baseline = "none" if c.advantage_estimator == "reinforce" else "batch_mean"
         return reinforce_advantages(rewards, c.num_generations, baseline)
 
+    def prepare(self, r: Rollout) -> Rollout:
+        """What the loss needs besides the policy: verifier, advantages, loss mask, pi_ref."""
+        r.correct = group_correct(self.task, r.completions, r.examples)  # [B]
+        r.advantages = self.advantages(r.rewards)  # [B]
+        mask = r.completion_mask.float()  # [B, T]
+        if self.config.mask_truncated_completions:  # DAPO's overlong filtering
+            mask = mask * (~r.truncated).float().unsqueeze(1)
+        r.loss_mask = mask
+        self.reference_logprobs(r)
+        return r
+
     @torch.no_grad()
-    def _reference_logprobs(self, batch: Batch) -> None:
+    def reference_logprobs(self, r: Rollout) -> None:
+        """pi_old (when mu > 1; else the first update's own log-probs) and pi_ref log-probs."""
         t = self.config.temperature or 1.0
         if self.config.num_iterations > 1:
-            batch.old_logp = completion_logprobs(self.model, batch, t)
+            r.old_logp = completion_logprobs(self.model, r, t)
         if self.adapter_ref:
             with self.model.disable_adapter():
-                batch.ref_logp = completion_logprobs(self.model, batch, t)
+                r.ref_logp = completion_logprobs(self.model, r, t)
         elif self.ref_model is not None:
-            batch.ref_logp = completion_logprobs(self.ref_model, batch, t)
+            r.ref_logp = completion_logprobs(self.ref_model, r, t)
 
-    def step(self) -> dict:
-        """One GRPO step; returns its metrics (also appended to ``self.log``)."""
-        with self.lock:
-            return self._step()
+    # -- the step --------------------------------------------------------------------------
+    def loss(self, logp: torch.Tensor, r: Rollout):
+        """The configured policy loss of ``logp`` [B, T] on rollout ``r``: (loss, stats)."""
+        c = self.config
+        return policy_loss(
+            logp, r.old_logp, r.advantages, r.loss_mask, loss_type=c.loss_type,
+            epsilon=c.epsilon, epsilon_high=c.epsilon_high,
+            importance_sampling_level=c.importance_sampling_level,
+            max_completion_length=r.completion_ids.shape[1], ref_logp=r.ref_logp, beta=c.beta,
+            kl_estimator=c.kl_estimator)
 
-    def _step(self) -> dict:
+    def train_step(self) -> StepRecord:
         c, t0 = self.config, time.perf_counter()
-        batch, examples, rewards, per_fn, info = self.collect()
+        r = self.collect()
         t_rollout = time.perf_counter() - t0
-        adv = self.advantages(rewards)  # [B]
-        correct = group_correct(self.task, batch.completions, examples)  # [B]
-        mask = batch.completion_mask.float()  # [B, T]
-        if c.mask_truncated_completions:
-            mask = mask * (~batch.truncated).float().unsqueeze(1)
-        self._reference_logprobs(batch)
+        self.prepare(r)
         self.model.train()
         for it in range(c.num_iterations):
-            logp, logits = completion_logprobs(self.model, batch, c.temperature or 1.0, True)
-            if batch.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
-                batch.old_logp = logp.detach()
-            loss, stats = policy_loss(
-                logp, batch.old_logp, adv, mask, c.loss_type, c.epsilon, c.epsilon_high,
-                c.importance_sampling_level, batch.completion_ids.shape[1], batch.ref_logp,
-                c.beta, c.kl_estimator)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            grad_norm = torch.nn.utils.clip_grad_norm_(
-                self.params, c.max_grad_norm if c.max_grad_norm > 0 else float("inf"))
-            self.optimizer.step()
+            logp, logits = completion_logprobs(self.model, r, c.temperature or 1.0, True)
+            if r.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
+                r.old_logp = logp.detach()
+            loss, stats = self.loss(logp, r)
+            grad_norm = self.optimizer_step(loss)
             if it == 0:
-                first_stats, first_logp = stats, logp.detach()
+                first, first_logp = stats, logp.detach()
                 entropy = entropy_from_logits(logits.detach(), c.temperature or 1.0)  # [B, T]
-                first_stats.update({"loss": loss.detach(), "grad_norm": grad_norm})
-        lr = self.optimizer.param_groups[0]["lr"]
-        self.scheduler.step()
-        self.global_step += 1
-        m = step_metrics(self.global_step, batch, rewards, per_fn, adv, correct, first_stats,
-                         entropy, batch.completion_mask, c.num_generations)
-        m.update({**info, "lr": lr, "time/rollout": t_rollout,
-                  "time/step": time.perf_counter() - t0})
-        self.log.log_step(
-            m, sample_rows(self.global_step, batch, examples, rewards, per_fn, adv, correct,
-                           c.num_generations),
-            token_rows(self.global_step, batch, self.tokenizer, first_logp, adv, first_stats,
-                       c.diagnostics))
-        self.maybe_save()
-        return m
-
-    # -- checkpoints ---------------------------------------------------------------------
-    def maybe_save(self) -> None:
-        """A checkpoint every ``save_steps`` steps of a named run (after the step is logged)."""
-        checkpoint.maybe_save(self)
-
-    @classmethod
-    def from_run(cls, run, step: int | None = None, model=None, tokenizer=None,
-                 reward_funcs=None, **changes):
-        """Resume the run ``run`` (a name or folder) from its checkpoint at ``step`` (default:
-        the last); the log keeps what was written up to that step and goes on from there."""
-        return checkpoint.resume(cls, run, step, model, tokenizer, reward_funcs, changes)
-
-    @classmethod
-    def fork(cls, run, step: int, run_name: str, model=None, tokenizer=None, reward_funcs=None,
-             **changes):
-        """A new run ``run_name`` that starts from ``run``'s checkpoint at ``step`` with changed
-        settings (``beta``, ``loss_type``, ``reward_funcs``, ...); its log starts with the
-        parent's first ``step`` steps, so both branches overlay in :func:`labkit.compare_runs`."""
-        return checkpoint.fork(cls, run, step, run_name, model, tokenizer, reward_funcs, changes)
-
-    def postfix(self, m: dict) -> dict:
-        return {"reward": f"{m['reward/mean']:.3f}", "acc": f"{m['accuracy']:.2f}"}
+                first.update({"loss": loss.detach(), "grad_norm": grad_norm})
+        G = c.num_generations
+        m = {**step_metrics(r, first, entropy, r.completion_mask, G), "time/rollout": t_rollout}
+        return StepRecord(m, sample_rows(r, G),
+                          token_rows(r, self.tokenizer, first_logp, first.get("per_token", {}),
+                                     c.diagnostics))

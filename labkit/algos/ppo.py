@@ -22,11 +22,13 @@ import time
 
 import torch
 
+from labkit.algos.base import StepRecord
 from labkit.algos.config import PPOConfig
 from labkit.algos.grpo import GRPOTrainer
 from labkit.core import entropy_from_logits, gae, kl_estimate, policy_loss, value_loss, whiten
 from labkit.core.logprobs import token_logprobs
 from labkit.models.prefix import completion_outputs
+from labkit.models.rollout import Rollout
 from labkit.runs.records import group_correct, sample_rows, step_metrics, token_rows
 
 
@@ -40,12 +42,15 @@ class PPOTrainer(GRPOTrainer):
     config_class = PPOConfig
     algorithm = "ppo"
 
-    def build_heads(self) -> list[list]:
+    def setup(self) -> None:
+        super().setup()
         hidden = self.model.config.hidden_size
         self.value_head = torch.nn.Linear(hidden, 1)
         torch.nn.init.zeros_(self.value_head.weight)
         torch.nn.init.zeros_(self.value_head.bias)
-        return [list(self.value_head.parameters())]
+
+    def param_groups(self) -> list[list]:
+        return super().param_groups() + [list(self.value_head.parameters())]
 
     def group_lrs(self) -> list[float]:
         c = self.config
@@ -57,48 +62,61 @@ class PPOTrainer(GRPOTrainer):
     def load_extra_state(self, state: dict) -> None:
         self.value_head.load_state_dict(state["value_head"])
 
-    def forward(self, batch, rows=slice(None)):
+    def forward(self, r: Rollout, rows=slice(None)):
         """log pi of the completion tokens [b, T], logits [b, T, V] and values V(s_t) [b, T]."""
         logits, h = completion_outputs(  # [b, T, V], [b, T, H]: the state before each token
-            self.model, batch.prompt_ids[rows], batch.prompt_mask[rows],
-            batch.completion_ids[rows], batch.completion_mask[rows], hidden=True)
+            self.model, r.prompt_ids[rows], r.prompt_mask[rows],
+            r.completion_ids[rows], r.completion_mask[rows], hidden=True)
         values = self.value_head(h).squeeze(-1)  # [b, T]
-        logp = token_logprobs(logits, batch.completion_ids[rows], self.config.temperature or 1.0)
+        logp = token_logprobs(logits, r.completion_ids[rows], self.config.temperature or 1.0)
         return logp, logits, values
 
-    def token_rewards(self, batch, rewards, mask):
+    def token_rewards(self, r: Rollout) -> torch.Tensor:
         """r_t = -beta KL_t (when kl_in_reward) + r(x, y) on each completion's last token: [B, T]."""
         c = self.config
-        r = torch.zeros_like(batch.old_logp)  # [B, T]
-        if c.kl_in_reward and batch.ref_logp is not None:
-            r = r - c.beta * kl_estimate(batch.old_logp, batch.ref_logp, c.kl_estimator) * mask
-        last = (batch.lengths - 1).clamp(min=0)  # [B]
-        return r.scatter_add(1, last[:, None], rewards[:, None].to(r.dtype))  # [B, T]
+        r_t = torch.zeros_like(r.old_logp)  # [B, T]
+        if c.kl_in_reward and r.ref_logp is not None:
+            r_t = r_t - c.beta * kl_estimate(r.old_logp, r.ref_logp, c.kl_estimator) * r.loss_mask
+        last = (r.lengths - 1).clamp(min=0)  # [B]
+        return r_t.scatter_add(1, last[:, None], r.rewards[:, None].to(r_t.dtype))  # [B, T]
 
-    def _step(self) -> dict:
-        c, t0 = self.config, time.perf_counter()
-        batch, examples, rewards, per_fn, info = self.collect()
-        t_rollout = time.perf_counter() - t0
-        mask = batch.completion_mask.float()  # [B, T]
+    def prepare(self, r: Rollout) -> Rollout:
+        """pi_old, V_old and pi_ref; per-token rewards, GAE advantages A_t and returns R_t."""
+        c = self.config
+        r.correct = group_correct(self.task, r.completions, r.examples)  # [B]
+        r.loss_mask = r.completion_mask.float()  # [B, T]
         if c.mask_truncated_completions:
-            mask = mask * (~batch.truncated).float().unsqueeze(1)
+            r.loss_mask = r.loss_mask * (~r.truncated).float().unsqueeze(1)
         with torch.no_grad():
-            batch.old_logp, _, old_values = self.forward(batch)  # [B, T], [B, T]
-            self._reference_logprobs(batch)
-        r_t = self.token_rewards(batch, rewards, mask)  # [B, T]
-        adv, returns = gae(r_t, old_values, batch.completion_mask, c.gamma, c.lam)  # [B, T]
+            r.old_logp, _, r.values = self.forward(r)  # [B, T], [B, T]
+            self.reference_logprobs(r)
+        r.token_rewards = self.token_rewards(r)  # [B, T]
+        r.advantages, r.returns = gae(r.token_rewards, r.values, r.completion_mask, c.gamma,
+                                         c.lam)  # [B, T]
         if c.whiten_advantages:
-            adv = whiten(adv, mask)
-        _, critic = value_loss(old_values, old_values, returns, mask, None)  # before updating
-        stats = self.optimise(batch, mask, adv, returns, old_values)
-        return self.record(batch, examples, rewards, per_fn, info, mask, adv, returns,
-                           old_values, r_t, critic, stats, t0, t_rollout)
+            r.advantages = whiten(r.advantages, r.loss_mask)
+        return r
 
-    def optimise(self, batch, mask, adv, returns, old_values) -> dict:
+    def minibatch_loss(self, r: Rollout, mb: torch.Tensor):
+        """Clipped policy loss + vf_coef x clipped value loss on rows ``mb``: (loss, stats, logp,
+        logits)."""
+        c = self.config
+        logp, logits, values = self.forward(r, mb)  # [b, T] x3
+        ref = None if r.ref_logp is None else r.ref_logp[mb]
+        pl, st = policy_loss(
+            logp, r.old_logp[mb], r.advantages[mb], r.loss_mask[mb], loss_type=c.loss_type,
+            epsilon=c.epsilon, epsilon_high=c.epsilon_high, importance_sampling_level="token",
+            max_completion_length=r.completion_ids.shape[1], ref_logp=ref,
+            beta=0.0 if c.kl_in_reward else c.beta, kl_estimator=c.kl_estimator)
+        vl, vst = value_loss(values, r.values[mb], r.returns[mb], r.loss_mask[mb],
+                             c.cliprange_value)
+        return pl + c.vf_coef * vl, {**st, "vf/clipfrac": vst["vf/clipfrac"]}, logp, logits
+
+    def optimise(self, r: Rollout) -> dict:
         """ppo_epochs x num_mini_batches clipped updates; the first minibatch's stats, and in
         ``stats["per_token"]`` every completion's per-token stats as its minibatch of the first
         epoch saw them (log pi, ratio, clipped, weight, loss, k1/k2/k3): [B, T] each."""
-        c, B = self.config, batch.completion_ids.shape[0]
+        c, B = self.config, len(r)
         n = B // c.num_mini_batches
         self.model.train()
         first, per_token = None, {}
@@ -106,58 +124,40 @@ class PPOTrainer(GRPOTrainer):
             perm = torch.randperm(B, generator=self.generator)  # [B]
             for k in range(c.num_mini_batches):
                 mb = perm[k * n:(k + 1) * n]  # [b]
-                logp, logits, values = self.forward(batch, mb)  # [b, T] x3
-                ref = None if batch.ref_logp is None else batch.ref_logp[mb]
-                pl, st = policy_loss(logp, batch.old_logp[mb], adv[mb], mask[mb], c.loss_type,
-                                     c.epsilon, c.epsilon_high, "token",
-                                     batch.completion_ids.shape[1], ref,
-                                     0.0 if c.kl_in_reward else c.beta, c.kl_estimator)
-                vl, vst = value_loss(values, old_values[mb], returns[mb], mask[mb],
-                                     c.cliprange_value)
-                loss = pl + c.vf_coef * vl
-                self.optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                grad_norm = torch.nn.utils.clip_grad_norm_(
-                    self.params, c.max_grad_norm if c.max_grad_norm > 0 else float("inf"))
-                self.optimizer.step()
+                loss, st, logp, logits = self.minibatch_loss(r, mb)
+                grad_norm = self.optimizer_step(loss)
                 if epoch == 0 and c.diagnostics:
                     _scatter(per_token, {"logp": logp.detach(), **st["per_token"]}, mb, B)
                 if first is None:
-                    first = {**st, "loss": loss.detach(), "grad_norm": grad_norm,
-                             "vf/clipfrac": vst["vf/clipfrac"], "mb": mb,
+                    first = {**st, "loss": loss.detach(), "grad_norm": grad_norm, "mb": mb,
                              "entropy": entropy_from_logits(logits.detach(), c.temperature or 1.0)}
         first["per_token"] = per_token
         return first
 
-    def record(self, batch, examples, rewards, per_fn, info, mask, adv, returns, old_values, r_t,
-               critic, st, t0, t_rollout) -> dict:
+    def train_step(self) -> StepRecord:
         """Metrics (GRPO's keys + vf/*), sample rows and per-token rows: GRPO's keys (log pi,
         ratio, clipped, weight, loss, k1/k2/k3 from the first epoch; ``advantage`` is A at the
-        first token, as in the samples) + ``advantage_t`` (A_t), ``value``, ``return``, ``reward``
-        (r_t)."""
-        c = self.config
-        lr = self.optimizer.param_groups[0]["lr"]
-        self.scheduler.step()
-        self.global_step += 1
-        correct = group_correct(self.task, batch.completions, examples)  # [B]
-        adv0 = adv[:, 0]  # [B] the first token's advantage stands for the sequence
+        first token, as in the samples) + ``advantage_t`` (A_t), ``value``, ``return``,
+        ``reward`` (r_t)."""
+        c, t0 = self.config, time.perf_counter()
+        r = self.collect()
+        t_rollout = time.perf_counter() - t0
+        self.prepare(r)
+        _, critic = value_loss(r.values, r.values, r.returns, r.loss_mask,
+                               None)  # the critic before updating
+        st = self.optimise(r)
         mb, entropy, per_token = st.pop("mb"), st.pop("entropy"), st.pop("per_token")
-        logp = per_token.pop("logp", batch.old_logp)  # [B, T] (diagnostics=0: nothing recorded)
-        per_token.update({"advantage_t": adv, "value": old_values, "return": returns,
-                          "reward": r_t})  # [B, T] each
-        m = step_metrics(self.global_step, batch, rewards, per_fn, adv0, correct, st, entropy,
-                         batch.completion_mask[mb], c.num_generations)
-        m.update({**info, "adv/mean_abs": (adv.abs() * mask).sum().item() / mask.sum().item(),
-                  "vf/loss": critic["loss"].item(), "vf/explained_var": critic["vf/explained_var"].item(),
-                  "vf/value_mean": critic["vf/value_mean"].item(), "lr": lr,
-                  "time/rollout": t_rollout, "time/step": time.perf_counter() - t0})
-        self.log.log_step(
-            m, sample_rows(self.global_step, batch, examples, rewards, per_fn, adv0, correct,
-                           c.num_generations),
-            token_rows(self.global_step, batch, self.tokenizer, logp, adv0,
-                       {"per_token": per_token}, c.diagnostics))
-        self.maybe_save()
-        return m
+        logp = per_token.pop("logp", r.old_logp)  # [B, T] (diagnostics=0: nothing recorded)
+        per_token.update({"advantage_t": r.advantages, "value": r.values,
+                          "return": r.returns, "reward": r.token_rewards})  # [B, T] each
+        mask = r.loss_mask
+        m = step_metrics(r, st, entropy, r.completion_mask[mb], c.num_generations)
+        m.update({"adv/mean_abs": (r.advantages.abs() * mask).sum().item() / mask.sum().item(),
+                  "vf/loss": critic["loss"].item(),
+                  "vf/explained_var": critic["vf/explained_var"].item(),
+                  "vf/value_mean": critic["vf/value_mean"].item(), "time/rollout": t_rollout})
+        return StepRecord(m, sample_rows(r, c.num_generations),
+                          token_rows(r, self.tokenizer, logp, per_token, c.diagnostics))
 
 
 def _scatter(into: dict, per_token: dict, rows: torch.Tensor, B: int) -> None:

@@ -11,20 +11,18 @@ a reward function with TRL's signature, so GRPO or PPO can optimise it: stage 2 
 from __future__ import annotations
 
 import json
-import math
 import pathlib
-import random
 
 import torch
-from tqdm.auto import tqdm
 
+from labkit.algos.base import StepRecord, Trainer
 from labkit.algos.config import RewardModelConfig
-from labkit.algos.sft import sft_batch
 from labkit.core import bradley_terry_loss
 from labkit.core.logprobs import token_logprobs
 from labkit.core.options import RM_READOUTS, choose
 from labkit.models.policy import CHECKPOINTS, load_policy
-from labkit.runs.log import RunLog
+from labkit.models.rollout import tokenize_pairs
+from labkit.runs.log import load_jsonl, save_jsonl
 
 
 class RewardModel(torch.nn.Module):
@@ -51,7 +49,7 @@ class RewardModel(torch.nn.Module):
 
     def forward(self, prompts: list[str], completions: list[str]) -> torch.Tensor:
         """r(x, y) for each (prompt, completion + eos): [B]."""
-        b = sft_batch(self.tokenizer, list(zip(prompts, completions)))
+        b = tokenize_pairs(self.tokenizer, list(zip(prompts, completions)))
         ids = torch.cat([b.prompt_ids, b.completion_ids], 1)  # [B, P+T]
         attn = torch.cat([b.prompt_mask, b.completion_mask], 1)  # [B, P+T]
         pos = (attn.cumsum(-1) - 1).clamp(min=0)
@@ -103,53 +101,71 @@ class RewardModel(torch.nn.Module):
         return reward
 
 
+class RewardModelTrainer(Trainer):
+    """``RewardModelTrainer("tiny", pairs=[...], heldout=..., readout="head").train()``: fits a
+    :class:`RewardModel` (``trainer.model``) with the Bradley-Terry loss, as any trainer: run
+    folder, curves, checkpoints, ``from_run``. Metrics: ``loss``, ``accuracy``, ``margin``
+    (batch), ``grad_norm``, ``lr``, and every ``eval_every`` steps and at the end
+    ``heldout/accuracy`` (``heldout`` a list of pairs) or ``heldout/<name>/accuracy`` (a dict
+    name -> pairs)."""
+
+    config_class = RewardModelConfig
+    algorithm = "reward_model"
+    fused_adamw = False  # as when the shipped checkpoints were made: they rebuild bit for bit
+
+    def __init__(self, model="tiny", pairs=(), heldout=None, task=None,
+                 config: RewardModelConfig | None = None, tokenizer=None,
+                 run_name: str | None = None, readout: str = "head", device=None, **overrides):
+        self.pairs, self.heldout, self.readout = list(pairs), heldout, readout
+        if not self.pairs:
+            raise ValueError("pairs is empty: give preference pairs {'prompt', 'chosen', "
+                             "'rejected'} (labkit.pairs builds them)")
+        super().__init__(model, task, config, tokenizer, run_name, device, **overrides)
+
+    def load_model(self, model, tokenizer):
+        rm = RewardModel(model, tokenizer, self.readout)
+        return rm, rm.tokenizer
+
+    def on_log_ready(self) -> None:
+        if self.log.path is not None:
+            save_jsonl(self.log.path / "pairs.jsonl", self.pairs)
+            save_jsonl(self.log.path / "heldout.jsonl", [{"heldout": self.heldout}])
+
+    def run_config(self) -> dict:
+        return {**super().run_config(), "readout": self.readout, "pairs": len(self.pairs)}
+
+    @classmethod
+    def restore_kwargs(cls, run_dir, meta: dict) -> dict:
+        return {"task": meta.get("task"), "readout": meta["readout"],
+                "pairs": load_jsonl(run_dir / "pairs.jsonl"),
+                "heldout": load_jsonl(run_dir / "heldout.jsonl")[0]["heldout"]}
+
+    def train_step(self) -> StepRecord:
+        c, rm = self.config, self.model
+        rm.train()
+        w, lo = rm.pair_scores([self.rng.choice(self.pairs) for _ in range(c.batch_size)])  # [B]
+        loss, stats = bradley_terry_loss(w, lo)
+        grad_norm = self.optimizer_step(loss)
+        m = {**{k: float(v) for k, v in stats.items()}, "grad_norm": float(grad_norm)}
+        step = self.global_step + 1
+        if self.heldout and (step % c.eval_every == 0 or step == c.max_steps):
+            m.update(heldout_accuracies(rm, self.heldout))
+        return StepRecord(m)
+
+
 def train_reward_model(pairs: list[dict], model="tiny", tokenizer=None, heldout=None,
                        config: RewardModelConfig | None = None, progress: bool = True,
-                       readout: str = "head", **kw):
+                       readout: str = "head", run_name: str | None = None, **kw):
     """Fit a :class:`RewardModel` on pairs with the Bradley-Terry loss: (rm, RunLog).
 
     ``model``: the trunk to start from (``"tiny"``: the policy's network; ``"tiny-random"``:
-    fresh); ``readout``: see :class:`RewardModel`. The log's metrics: ``loss``, ``accuracy``,
-    ``margin`` (batch), ``lr``, and every
-    ``eval_every`` steps and at the end ``heldout/accuracy`` (``heldout`` a list of pairs) or
-    ``heldout/<name>/accuracy`` (``heldout`` a dict name -> pairs).
+    fresh); ``readout``: see :class:`RewardModel`; the log's metrics: see
+    :class:`RewardModelTrainer`.
     """
-    c = config or RewardModelConfig(**kw)
-    torch.manual_seed(c.seed)
-    rm = RewardModel(model, tokenizer, readout)
-    opt = torch.optim.AdamW(rm.parameters(), lr=c.learning_rate, weight_decay=c.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, c))
-    rng, log = random.Random(c.seed), RunLog(None, {**c.to_dict(), "algorithm": "reward_model"})
-    for step in tqdm(range(1, c.max_steps + 1), desc="reward model", disable=not progress):
-        rm.train()
-        w, lo = rm.pair_scores([rng.choice(pairs) for _ in range(c.batch_size)])  # [B], [B]
-        loss, stats = bradley_terry_loss(w, lo)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(rm.parameters(), c.max_grad_norm)
-        m = {"step": step, "lr": opt.param_groups[0]["lr"],
-             **{k: float(v) for k, v in stats.items()}}
-        opt.step()
-        sched.step()
-        if heldout and (step % c.eval_every == 0 or step == c.max_steps):
-            m.update(heldout_accuracies(rm, heldout))
-        log.log("metrics", [m])
-    return rm, log
-
-
-def lr_factor(step: int, c: RewardModelConfig) -> float:
-    """The learning-rate multiplier at ``step`` (0-based): linear warm-up, then constant/cosine.
-
-    >>> c = RewardModelConfig(max_steps=10, warmup_steps=2, lr_schedule="cosine")
-    >>> [round(lr_factor(s, c), 2) for s in (0, 1, 2, 6, 10)]
-    [0.5, 1.0, 1.0, 0.5, 0.0]
-    """
-    if step < c.warmup_steps:
-        return (step + 1) / c.warmup_steps
-    if c.lr_schedule == "constant":
-        return 1.0
-    done = (step - c.warmup_steps) / max(1, c.max_steps - c.warmup_steps)
-    return 0.5 * (1.0 + math.cos(math.pi * min(1.0, done)))
+    trainer = RewardModelTrainer(model, pairs, heldout, config=config, tokenizer=tokenizer,
+                                 run_name=run_name, readout=readout, **kw)
+    log = trainer.train(progress=progress)
+    return trainer.model, log
 
 
 def heldout_accuracies(rm: RewardModel, heldout) -> dict:

@@ -124,4 +124,4 @@ def reward_stage(policy, tok, task, reward_model, rm_steps, readout, seed, progr
     random.Random(seed).shuffle(train)
     return train_reward_model(train, copy.deepcopy(policy), tok, max_steps=rm_steps,
                               learning_rate=3e-4, batch_size=64, warmup_steps=min(30, rm_steps - 1),
-                              lr_schedule="cosine", seed=seed, progress=progress, readout=readout)
+                              lr_scheduler_type="cosine", seed=seed, progress=progress, readout=readout)

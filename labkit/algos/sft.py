@@ -1,59 +1,73 @@
 """Supervised fine-tuning (the cold start of the R1 recipe): teach the format, then do RL.
 
-Cross-entropy on the completion tokens only (the prompt is context, not a target).
+Cross-entropy on the completion tokens only (the prompt is context, not a target):
+L = -mean over valid tokens of log pi(y_t | x, y_<t). :class:`SFTTrainer` is a
+:class:`~labkit.algos.base.Trainer`, so an SFT run has a run folder, curves, checkpoints and
+``from_run``; :func:`sft` is the one-call form the scripts and RLHF's stage 1 use.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
-import torch
-from tqdm.auto import tqdm
-
+from labkit.algos.base import StepRecord, Trainer
+from labkit.algos.config import SFTConfig
 from labkit.core.logprobs import masked_mean
-from labkit.models.rollout import Batch, completion_logprobs
+from labkit.models.rollout import completion_logprobs, tokenize_pairs
+from labkit.runs.log import load_jsonl, save_jsonl
 
 
-def sft_batch(tokenizer, pairs: list[tuple[str, str]]) -> Batch:
-    """Prompts left-padded, targets (+ eos) right-padded, as a rollout would have produced."""
-    enc = tokenizer([p for p, _ in pairs], return_tensors="pt", padding=True,
-                    add_special_tokens=False)
-    targets = [t + [tokenizer.eos_token_id] for t in  # one batched call: fast tokenizers
-               tokenizer([t for _, t in pairs], add_special_tokens=False)["input_ids"]]
-    T = max(map(len, targets))
-    ids = torch.full((len(pairs), T), tokenizer.pad_token_id)  # [B, T]
-    mask = torch.zeros(len(pairs), T, dtype=torch.long)  # [B, T]
-    for i, t in enumerate(targets):
-        ids[i, :len(t)], mask[i, :len(t)] = torch.tensor(t), 1
-    return Batch(enc["input_ids"], enc["attention_mask"], ids, mask,
-                 torch.zeros(len(pairs), dtype=torch.bool), [p for p, _ in pairs],
-                 [t for _, t in pairs])
+class SFTTrainer(Trainer):
+    """``SFTTrainer(model, pairs=[(prompt, target), ...], max_steps=100).train()``: each step
+    draws ``batch_size`` pairs with replacement; metrics: ``loss``, ``grad_norm``, ``lr``."""
+
+    config_class = SFTConfig
+    algorithm = "sft"
+    fused_adamw = False  # as when the shipped checkpoints were made: they rebuild bit for bit
+
+    def __init__(self, model="tiny", pairs=(), task=None, config: SFTConfig | None = None,
+                 tokenizer=None, run_name: str | None = None, device=None, **overrides):
+        self.pairs = [tuple(p) for p in pairs]
+        if not self.pairs:
+            raise ValueError("pairs is empty: give (prompt, target) pairs to learn from")
+        super().__init__(model, task, config, tokenizer, run_name, device, **overrides)
+
+    def on_log_ready(self) -> None:
+        if self.log.path is not None:
+            save_jsonl(self.log.path / "pairs.jsonl",
+                       [{"prompt": p, "target": t} for p, t in self.pairs])
+
+    def run_config(self) -> dict:
+        return {**super().run_config(), "pairs": len(self.pairs)}
+
+    @classmethod
+    def restore_kwargs(cls, run_dir, meta: dict) -> dict:
+        rows = load_jsonl(run_dir / "pairs.jsonl")
+        return {"task": meta.get("task"), "pairs": [(r["prompt"], r["target"]) for r in rows]}
+
+    def train_step(self) -> StepRecord:
+        batch = tokenize_pairs(self.tokenizer,
+                               [self.rng.choice(self.pairs) for _ in range(self.config.batch_size)])
+        self.model.train()
+        loss = -masked_mean(completion_logprobs(self.model, batch), batch.completion_mask)
+        grad_norm = self.optimizer_step(loss)
+        return StepRecord({"loss": loss.item(), "grad_norm": float(grad_norm)})
 
 
 def sft(model, tokenizer, pairs: list[tuple[str, str]], steps: int, batch_size: int = 128,
         learning_rate: float = 3e-3, seed: int = 0, stop: Callable[[int], bool] | None = None,
         eval_every: int = 50, progress: bool = True) -> list[float]:
-    """Train on (prompt, target) pairs for ``steps`` steps; ``stop(step)`` may end it early.
+    """Train ``model`` in place on (prompt, target) pairs for ``steps`` steps; ``stop(step)``,
+    asked every ``eval_every`` steps, may end it early. Returns the loss of every step.
 
-    Returns the loss of every step. The learning rate warms up over 20 steps, then stays.
+    The learning rate warms up over 20 steps, then stays (:class:`SFTConfig`'s defaults).
     """
-    rng = random.Random(seed)
-    torch.manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 20))
-    losses = []
-    bar = tqdm(range(steps), desc="cold-start SFT", disable=not progress)
-    model.train()
-    for step in bar:
-        batch = sft_batch(tokenizer, [rng.choice(pairs) for _ in range(batch_size)])
-        loss = -masked_mean(completion_logprobs(model, batch), batch.completion_mask)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-        bar.set_postfix(loss=f"{losses[-1]:.3f}")
-        if stop is not None and (step + 1) % eval_every == 0 and stop(step + 1):
-            break
-    return losses
+    trainer = SFTTrainer(model, pairs, tokenizer=tokenizer, max_steps=steps,
+                         batch_size=batch_size, learning_rate=learning_rate, seed=seed)
+    trainer.algorithm = "cold-start SFT"  # the progress bar's name
+
+    def ask(t, m):
+        if stop is not None and t.global_step % eval_every == 0 and stop(t.global_step):
+            t.stop()
+
+    return trainer.train(progress=progress, callback=ask).metrics["loss"].tolist()

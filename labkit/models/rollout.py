@@ -1,13 +1,15 @@
-"""Rollouts: sample completions with a KV cache, then score them with a forward pass.
+"""The Rollout record and what fills it: sampling with a KV cache, log-probs of completions.
 
-A :class:`Batch` holds everything one GRPO step needs: left-padded prompts, right-padded
-completions with their mask (the end-of-sequence token included), the decoded texts, and the
-old and reference log-probs of every sampled token.
+One :class:`Rollout` carries a step from generation to the run log: the generator fills the
+tokens and texts (:func:`rollout`), the trainer adds pi_old / pi_ref log-probs, rewards (total
+and per function), correctness, advantages and the loss mask; the step records read it
+(:mod:`labkit.runs.records`). :func:`tokenize_pairs` makes one from given (prompt, target) pairs
+(SFT, DPO, reward models), as a rollout would have.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import torch
 
@@ -16,7 +18,10 @@ from labkit.models.prefix import completion_logits, prompt_forward
 
 
 @dataclass
-class Batch:
+class Rollout:
+    """One batch of B = prompts x G completions, grouped contiguously, and what a step learns
+    about them. Tensors are on the policy's device; [B] per completion, [B, T] per token."""
+
     prompt_ids: torch.Tensor  # [B, P] left-padded
     prompt_mask: torch.Tensor  # [B, P]
     completion_ids: torch.Tensor  # [B, T] right-padded with pad
@@ -24,23 +29,41 @@ class Batch:
     truncated: torch.Tensor  # [B] bool: no eos within max_completion_length
     prompts: list[str]
     completions: list[str]
-    old_logp: torch.Tensor | None = None  # [B, T]
-    ref_logp: torch.Tensor | None = None  # [B, T]
-    extra: dict = field(default_factory=dict)
+    examples: list | None = None  # [B] task examples (the reward functions' columns)
+    sampling_mask: torch.Tensor | None = None  # [B, T, V] tokens top-k/top-p allowed
+    old_logp: torch.Tensor | None = None  # [B, T] log pi_old of each sampled token
+    ref_logp: torch.Tensor | None = None  # [B, T] log pi_ref
+    rewards: torch.Tensor | None = None  # [B] weighted sum over reward functions
+    rewards_per_func: dict[str, list[float]] = field(default_factory=dict)  # NaN: None
+    correct: torch.Tensor | None = None  # [B] bool: the task's verifier
+    advantages: torch.Tensor | None = None  # [B] (GRPO family) or [B, T] (PPO's GAE)
+    loss_mask: torch.Tensor | None = None  # [B, T] float: tokens the loss counts
+    values: torch.Tensor | None = None  # [B, T] PPO: the critic's V_old(s_t)
+    returns: torch.Tensor | None = None  # [B, T] PPO: GAE's R_t = A_t + V_old(s_t)
+    token_rewards: torch.Tensor | None = None  # [B, T] PPO: r_t = -beta KL_t (+ score at eos)
+    info: dict = field(default_factory=dict)  # scalars of how it was collected
 
     @property
     def lengths(self) -> torch.Tensor:  # [B] completion tokens, eos included
         return self.completion_mask.sum(-1)
 
-    def select(self, idx: torch.Tensor) -> Batch:
-        """The rows ``idx`` ([n] long) of this batch (tensors, texts and log-probs)."""
+    def __len__(self) -> int:
+        return self.completion_ids.shape[0]
+
+    def select(self, idx: torch.Tensor) -> Rollout:
+        """The rows ``idx`` ([n] long) of every per-completion field."""
         rows = idx.tolist()
-        pick = (lambda x: None if x is None else x[idx])
-        return Batch(self.prompt_ids[idx], self.prompt_mask[idx], self.completion_ids[idx],
-                     self.completion_mask[idx], self.truncated[idx],
-                     [self.prompts[i] for i in rows], [self.completions[i] for i in rows],
-                     pick(self.old_logp), pick(self.ref_logp),
-                     {k: v[idx] for k, v in self.extra.items() if k == "sampling_mask"})
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, torch.Tensor):
+                v = v[idx]
+            elif isinstance(v, list):
+                v = [v[i] for i in rows]
+            elif f.name == "rewards_per_func":
+                v = {k: [x[i] for i in rows] for k, x in v.items()}
+            out[f.name] = v
+        return Rollout(**out)
 
 
 def _pad(x: torch.Tensor, width: int, value, left: bool) -> torch.Tensor:
@@ -48,23 +71,28 @@ def _pad(x: torch.Tensor, width: int, value, left: bool) -> torch.Tensor:
     return torch.cat([extra, x] if left else [x, extra], 1)
 
 
-def concat_batches(batches: list[Batch], pad_id: int) -> Batch:
-    """Rows of several batches in one (prompts re-padded on the left, completions on the right)."""
-    P = max(b.prompt_ids.shape[1] for b in batches)
-    T = max(b.completion_ids.shape[1] for b in batches)
+def concat(parts: list[Rollout], pad_id: int) -> Rollout:
+    """Rows of several freshly scored rollouts in one (prompts re-padded on the left,
+    completions on the right); log-probs and advantages are not carried (computed after)."""
+    P = max(b.prompt_ids.shape[1] for b in parts)
+    T = max(b.completion_ids.shape[1] for b in parts)
     cat = (lambda xs: torch.cat(xs, 0))
-    out = Batch(cat([_pad(b.prompt_ids, P, pad_id, True) for b in batches]),
-                cat([_pad(b.prompt_mask, P, 0, True) for b in batches]),
-                cat([_pad(b.completion_ids, T, pad_id, False) for b in batches]),
-                cat([_pad(b.completion_mask, T, 0, False) for b in batches]),
-                cat([b.truncated for b in batches]),
-                [p for b in batches for p in b.prompts],
-                [c for b in batches for c in b.completions])
-    if all("sampling_mask" in b.extra for b in batches):  # padded steps allow every token
-        masks = [b.extra["sampling_mask"] for b in batches]  # [B, T_b, V]
-        out.extra["sampling_mask"] = cat([torch.cat([m, m.new_ones(m.shape[0], T - m.shape[1],
-                                                                   m.shape[2])], 1)
-                                          for m in masks])  # [B, T, V]
+    out = Rollout(cat([_pad(b.prompt_ids, P, pad_id, True) for b in parts]),
+                  cat([_pad(b.prompt_mask, P, 0, True) for b in parts]),
+                  cat([_pad(b.completion_ids, T, pad_id, False) for b in parts]),
+                  cat([_pad(b.completion_mask, T, 0, False) for b in parts]),
+                  cat([b.truncated for b in parts]),
+                  [p for b in parts for p in b.prompts],
+                  [c for b in parts for c in b.completions],
+                  [e for b in parts for e in b.examples],
+                  rewards=cat([b.rewards for b in parts]),
+                  rewards_per_func={k: [v for b in parts for v in b.rewards_per_func[k]]
+                                    for k in parts[0].rewards_per_func})
+    if all(b.sampling_mask is not None for b in parts):  # padded steps allow every token
+        masks = [b.sampling_mask for b in parts]  # [B, T_b, V]
+        out.sampling_mask = cat([torch.cat([m, m.new_ones(m.shape[0], T - m.shape[1],
+                                                          m.shape[2])], 1)
+                                 for m in masks])  # [B, T, V]
     return out
 
 
@@ -116,15 +144,15 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
     return torch.stack(ids, 1), torch.stack(mask, 1).long(), ~done
 
 
-def completion_logprobs(model, batch: Batch, temperature: float = 1.0, return_logits=False):
+def completion_logprobs(model, batch: Rollout, temperature: float = 1.0, return_logits=False):
     """log pi(o_t | q, o_<t) of each completion token: [B, T] (and the logits [B, T, V]).
 
-    With ``batch.extra["sampling_mask"]`` (see :func:`rollout`), log pi is renormalised over the
+    With ``batch.sampling_mask`` (see :func:`rollout`), log pi is renormalised over the
     tokens top-k/top-p allowed when the token was sampled; the returned logits stay unmasked.
     """
     logits = completion_logits(model, batch.prompt_ids, batch.prompt_mask, batch.completion_ids,
                                batch.completion_mask)  # [B, T, V], each distinct prompt run once
-    allowed = batch.extra.get("sampling_mask")  # [B, T, V] or None
+    allowed = batch.sampling_mask  # [B, T, V] or None
     masked = logits if allowed is None else logits.masked_fill(~allowed, float("-inf"))
     logp = token_logprobs(masked, batch.completion_ids, temperature)  # [B, T]
     return (logp, logits) if return_logits else logp
@@ -132,11 +160,11 @@ def completion_logprobs(model, batch: Batch, temperature: float = 1.0, return_lo
 
 def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
             temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-            generator: torch.Generator | None = None, keep_sampling_mask: bool = False) -> Batch:
+            generator: torch.Generator | None = None, keep_sampling_mask: bool = False) -> Rollout:
     """Sample one completion per prompt (repeat prompts for a group) and decode them.
 
     ``keep_sampling_mask``: store the top-k/top-p mask of every step in
-    ``batch.extra["sampling_mask"]`` ([B, T, V] bool), so training log-probs use the same
+    ``Rollout.sampling_mask`` ([B, T, V] bool), so training log-probs use the same
     truncation as sampling (off by default: it costs B x T x V booleans).
     """
     distinct = list(dict.fromkeys(prompts))  # a group's prompt is tokenized once
@@ -152,7 +180,25 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
         tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator, keep)
     model.train(was_training)
     texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
-    batch = Batch(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts), texts)
+    batch = Rollout(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts),
+                    texts)
     if keep:
-        batch.extra["sampling_mask"] = torch.stack(keep[:ids.shape[1]], 1)  # [B, T, V]
+        batch.sampling_mask = torch.stack(keep[:ids.shape[1]], 1)  # [B, T, V]
     return batch
+
+
+def tokenize_pairs(tokenizer, pairs: list[tuple[str, str]]) -> Rollout:
+    """(prompt, target) pairs as a rollout would have produced them: prompts left-padded,
+    targets (+ eos) right-padded with their mask."""
+    enc = tokenizer([p for p, _ in pairs], return_tensors="pt", padding=True,
+                    add_special_tokens=False)
+    targets = [t + [tokenizer.eos_token_id] for t in  # one batched call: fast tokenizers
+               tokenizer([t for _, t in pairs], add_special_tokens=False)["input_ids"]]
+    T = max(map(len, targets))
+    ids = torch.full((len(pairs), T), tokenizer.pad_token_id)  # [B, T]
+    mask = torch.zeros(len(pairs), T, dtype=torch.long)  # [B, T]
+    for i, t in enumerate(targets):
+        ids[i, :len(t)], mask[i, :len(t)] = torch.tensor(t), 1
+    return Rollout(enc["input_ids"], enc["attention_mask"], ids, mask,
+                   torch.zeros(len(pairs), dtype=torch.bool), [p for p, _ in pairs],
+                   [t for _, t in pairs])

@@ -3,8 +3,8 @@
 ``runs/<name>/checkpoints/step-000012/state.pt`` holds everything the next step depends on: the
 model's and optimizer's state, the scheduler's step, the trainer's config and step, and the
 random states (Python's ``random`` and the trainer's prompt sampler, torch's global generator and
-the trainer's sampling generator; DPO has neither schedule nor generator, and its pairs are in
-``runs/<name>/pairs.jsonl``). A checkpoint is written to a temporary folder and renamed, so
+the trainer's sampling generator); the data a run trains on (DPO's and the reward model's pairs,
+SFT's examples) is in ``runs/<name>/pairs.jsonl``. A checkpoint is written to a temporary folder and renamed, so
 a process killed while saving leaves the previous one intact. With all of that restored, a
 resumed run on CPU repeats an uninterrupted run's metrics exactly (tests/test_runs_resume.py).
 
@@ -42,12 +42,11 @@ def steps(run_dir) -> list[int]:
 
 def save(trainer, run_dir, limit: int | None = None) -> pathlib.Path:
     """Write the trainer's state at its current step; keep the newest ``limit`` checkpoints."""
-    scheduler, generator = getattr(trainer, "scheduler", None), getattr(trainer, "generator", None)
     state = {"step": trainer.global_step, "config": trainer.config.to_dict(),
              "model": trainer.model.state_dict(), "optimizer": trainer.optimizer.state_dict(),
-             "scheduler": None if scheduler is None else scheduler.state_dict(),
+             "scheduler": trainer.scheduler.state_dict(),
              "rng": trainer.rng.getstate(), "torch": torch.get_rng_state(),
-             "generator": None if generator is None else generator.get_state(),
+             "generator": trainer.generator.get_state(),
              "python": random.getstate(), "extra": trainer.extra_state()}
     dest = folder(run_dir, trainer.global_step)
     tmp = dest.with_name(dest.name + ".tmp")
@@ -74,7 +73,7 @@ def load(trainer, run_dir, step: int) -> None:
     state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
     trainer.model.load_state_dict(state["model"])
     trainer.optimizer.load_state_dict(state["optimizer"])
-    if state["scheduler"] is not None:  # DPO has no schedule and no sampling generator
+    if state["scheduler"] is not None:  # None in DPO checkpoints written before the Trainer base
         trainer.scheduler.load_state_dict(state["scheduler"])
     trainer.rng.setstate(state["rng"])
     if state["generator"] is not None:
@@ -107,17 +106,12 @@ def _pick_step(run_dir: pathlib.Path, step: int | None) -> int:
     return step
 
 
-def make_rl(cls, run_dir, meta: dict, config, model, tokenizer, reward_funcs, run_name: str | None,
-            changes: dict):
-    """A fresh GRPO/PPO trainer with the run's reward functions, task and ``track_kl``."""
-    return cls(model, reward_funcs or meta["reward_funcs"], meta["task"], config, tokenizer,
-               run_name, meta.get("track_kl", True), **changes)
+def _build(cls, run_dir, step, model, tokenizer, changes, run_name):
+    """A trainer as it was at ``step`` (config from the checkpoint), with ``changes`` applied.
 
-
-def _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name, make):
-    """A trainer as it was at ``step`` (config from the checkpoint), with ``changes`` applied;
-    ``make(cls, run_dir, meta, config, model, tokenizer, reward_funcs, run_name, changes)``
-    builds the fresh trainer the state is loaded into (:func:`make_rl` for GRPO and PPO)."""
+    ``changes`` holds config fields and constructor arguments (``reward_funcs``, ...); the
+    constructor's other arguments come from ``cls.restore_kwargs(run_dir, meta)``.
+    """
     meta = json.loads((run_dir / "config.json").read_text())
     state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
     fields = {f.name for f in dataclasses.fields(cls.config_class)}
@@ -127,34 +121,36 @@ def _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name
             raise ValueError(f"{run_dir} was trained on a model passed as an object: pass it "
                              "again (model=..., tokenizer=...)")
         model = meta["model"]
-    trainer = make(cls, run_dir, meta, config, model, tokenizer, reward_funcs, run_name, changes)
+    kwargs = {**cls.restore_kwargs(run_dir, meta), **changes}
+    trainer = cls(model=model, config=config, tokenizer=tokenizer, run_name=run_name, **kwargs)
     load(trainer, run_dir, step)
-    if changes:  # the checkpoint restored the old values; apply the new ones again
-        trainer.config = dataclasses.replace(trainer.config, **changes)
+    settings = {k: v for k, v in changes.items() if k in fields}
+    if settings:  # the checkpoint restored the old schedule; apply the new values again
+        trainer.config = dataclasses.replace(trainer.config, **settings)
         trainer.apply_config()
     return trainer
 
 
-def resume(cls, run, step, model, tokenizer, reward_funcs, changes, make=make_rl):
-    """See :meth:`labkit.trainer.GRPOTrainer.from_run` (``make``: see :func:`_build`)."""
+def resume(cls, run, step, model, tokenizer, changes):
+    """See :meth:`labkit.algos.base.Trainer.from_run`."""
     run_dir = _locate(run)
     step = _pick_step(run_dir, step)
-    trainer = _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, None, make)
+    trainer = _build(cls, run_dir, step, model, tokenizer, changes, None)
     trainer.log = RunLog.reopen(run_dir, step)
-    if changes or reward_funcs:
-        trainer.log_event("resume", dict(changes), reward_funcs is not None)
+    if changes:
+        trainer.log_event("resume", dict(changes))
     return trainer
 
 
-def fork(cls, run, step, run_name, model, tokenizer, reward_funcs, changes, make=make_rl):
-    """See :meth:`labkit.trainer.GRPOTrainer.fork` (``make``: see :func:`_build`)."""
+def fork(cls, run, step, run_name, model, tokenizer, changes):
+    """See :meth:`labkit.algos.base.Trainer.fork`."""
     run_dir = _locate(run)
     step = _pick_step(run_dir, step)
     if (runs_root() / run_name).resolve() == run_dir.resolve():
         raise ValueError(f"run_name={run_name!r} is the parent run: give the branch a new name")
-    trainer = _build(cls, run_dir, step, model, tokenizer, reward_funcs, changes, run_name, make)
+    trainer = _build(cls, run_dir, step, model, tokenizer, changes, run_name)
     trainer.log.config["parent"] = {"run": str(run_dir), "step": step}
     trainer.log.write_config()
     trainer.log.copy_from(RunLog.read(run_dir), step)
-    trainer.log_event("fork", {"parent": run_dir.name, **changes}, reward_funcs is not None)
+    trainer.log_event("fork", {"parent": run_dir.name, **changes})
     return trainer

@@ -173,3 +173,28 @@ def load_run(path: str | os.PathLike) -> RunLog:
                 except json.JSONDecodeError:
                     pass
     return log
+
+
+def save_jsonl(path: str | os.PathLike, rows: list[dict]) -> None:
+    """Write ``rows`` to ``path`` (one JSON object a line) via a temporary file and a rename:
+    the data a run trains on (pairs, examples), beside its log."""
+    path = pathlib.Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    os.replace(tmp, path)
+
+
+def load_jsonl(path: str | os.PathLike) -> list[dict]:
+    """The rows :func:`save_jsonl` wrote, in their order (a sampler's state indexes into them).
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "pairs.jsonl"
+    >>> save_jsonl(path, [{"prompt": "1+1=", "chosen": "2", "rejected": "3"}])
+    >>> load_jsonl(path)
+    [{'prompt': '1+1=', 'chosen': '2', 'rejected': '3'}]
+    """
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: the run's training data is needed to resume "
+                                "it; train again with a run_name (the data is saved with the run)")
+    return [json.loads(line) for line in path.read_text().splitlines()]

@@ -1,13 +1,15 @@
 """What a step records: metric keys, one row per sample, per-token diagnostics.
 
+Each function reads a :class:`labkit.models.rollout.Rollout` (duck-typed: runs/ imports no
+model code); the trainer's base adds ``step``, ``lr`` and ``time/step``.
 Metric keys (documented in README.md):
 ``reward/mean``, ``reward/std``, ``rewards/<fn>/mean``, ``accuracy`` (fraction the verifier
 accepts), ``adv/mean_abs``, ``adv/frac_zero_std`` (groups whose rewards have zero spread, hence
 zero advantage), ``kl/k1``, ``kl/k2``, ``kl/k3``, ``clip/ratio_low``, ``clip/ratio_high``,
 ``clip/region``, ``ratio/mean|min|max``, ``len/mean``, ``len/correct``, ``len/incorrect``,
 ``len/truncated_frac``, ``entropy``, ``grad_norm``, ``loss``, ``loss/policy``, ``loss/kl``,
-``lr``, ``time/rollout``, ``time/step``; dynamic sampling adds ``sampling/rounds`` and
-``sampling/kept_frac``, PPO (``labkit.algos.ppo``) ``vf/*``. README.md "Metric keys" is the table.
+``time/rollout``; dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
+(``labkit.algos.ppo``) ``vf/*``. README.md "Metric keys" is the table.
 """
 
 from __future__ import annotations
@@ -24,52 +26,58 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def step_metrics(step, batch, rewards, per_fn, adv, correct, stats, entropy, mask, G) -> dict:
-    """The scalar summary of one step; ``stats`` from the policy loss of the first update."""
-    lengths = batch.lengths.float()  # [B]
-    groups = rewards.view(-1, G)  # [B/G, G]
-    m = {"step": step, "reward/mean": rewards.mean().item(), "reward/std": rewards.std().item(),
+def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tensor,
+                 G: int) -> dict:
+    """The scalar summary of a scored rollout ``r``; ``stats`` from the policy loss of the
+    first update, ``entropy`` [b, T] over ``entropy_mask``."""
+    lengths = r.lengths.float()  # [B]
+    groups = r.rewards.view(-1, G)  # [B/G, G]
+    adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
+    correct = r.correct
+    m = {"reward/mean": r.rewards.mean().item(), "reward/std": r.rewards.std().item(),
          "accuracy": correct.float().mean().item(),
          "adv/mean_abs": adv.abs().mean().item(),
          "adv/frac_zero_std": (groups.std(1) == 0).float().mean().item(),
          "len/mean": lengths.mean().item(),
          "len/correct": lengths[correct].mean().item() if correct.any() else math.nan,
          "len/incorrect": lengths[~correct].mean().item() if (~correct).any() else math.nan,
-         "len/truncated_frac": batch.truncated.float().mean().item(),
-         "entropy": masked_mean(entropy, mask).item()}
-    for name, values in per_fn.items():
+         "len/truncated_frac": r.truncated.float().mean().item(),
+         "entropy": masked_mean(entropy, entropy_mask).item()}
+    for name, values in r.rewards_per_func.items():
         m[f"rewards/{name}/mean"] = _mean(values)
     for k, v in stats.items():
         if k != "per_token":
             m[k] = float(v)
-    return m
+    return {**m, **r.info}
 
 
-def sample_rows(step, batch, examples, rewards, per_fn, adv, correct, G) -> list[dict]:
+def sample_rows(r, G: int) -> list[dict]:
     """One row per completion: what a person reads when asking "what did the policy write?"."""
-    rows, lengths = [], batch.lengths.tolist()
-    for i, (prompt, completion) in enumerate(zip(batch.prompts, batch.completions)):
-        row = {"step": step, "group": i // G, "prompt": prompt, "completion": completion,
-               "answer": examples[i].answer, "reward": rewards[i].item(),
+    rows, lengths = [], r.lengths.tolist()
+    adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
+    for i, (prompt, completion) in enumerate(zip(r.prompts, r.completions)):
+        row = {"group": i // G, "prompt": prompt, "completion": completion,
+               "answer": r.examples[i].answer, "reward": r.rewards[i].item(),
                "advantage": adv[i].item(), "length": int(lengths[i]),
-               "truncated": bool(batch.truncated[i]), "correct": bool(correct[i])}
-        row.update({f"rewards/{name}": values[i] for name, values in per_fn.items()})
+               "truncated": bool(r.truncated[i]), "correct": bool(r.correct[i])}
+        row.update({f"rewards/{name}": values[i] for name, values in r.rewards_per_func.items()})
         rows.append(row)
     return rows
 
 
-def token_rows(step, batch, tokenizer, logp, adv, stats, n: int) -> list[dict]:
-    """Per-token diagnostics of the first ``n`` completions (lists aligned with the tokens)."""
-    per_token = stats.get("per_token", {})
+def token_rows(r, tokenizer, logp: torch.Tensor, per_token: dict, n: int) -> list[dict]:
+    """Per-token diagnostics of the first ``n`` completions (lists aligned with the tokens):
+    ``logp`` [B, T] as the first update saw it, ``per_token`` [B, T] tensors by name."""
+    adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
     rows = []
-    for i in range(min(n, batch.completion_ids.shape[0])):
-        T = int(batch.lengths[i])
-        ids = batch.completion_ids[i, :T].tolist()
-        row = {"step": step, "sample": i, "prompt": batch.prompts[i],
+    for i in range(min(n, len(r))):
+        T = int(r.lengths[i])
+        ids = r.completion_ids[i, :T].tolist()
+        row = {"sample": i, "prompt": r.prompts[i],
                "tokens": [tokenizer.decode([t]) for t in ids], "advantage": adv[i].item(),
-               "logp": logp[i, :T].tolist(), "old_logp": batch.old_logp[i, :T].tolist()}
-        if batch.ref_logp is not None:
-            row["ref_logp"] = batch.ref_logp[i, :T].tolist()
+               "logp": logp[i, :T].tolist(), "old_logp": r.old_logp[i, :T].tolist()}
+        if r.ref_logp is not None:
+            row["ref_logp"] = r.ref_logp[i, :T].tolist()
         for k, v in per_token.items():
             row[k] = v[i, :T].tolist()
         rows.append(row)
