@@ -1,9 +1,10 @@
 """labkit: a Jupyter-first lab for reinforcement learning on language models.
 
 Notebooks write ``import labkit as lk``. The math lives in :mod:`labkit.core` (pure torch) and
-is re-exported here (``lk.kl_k3``, ``lk.policy_loss``, ...); the trainers are
-:class:`GRPOTrainer`, :class:`PPOTrainer` and :class:`DPOTrainer`; figures are in
-:mod:`labkit.plots`; classic RL in :mod:`labkit.classic`. ``lk.widgets`` (ipywidgets) is
+is re-exported here (``lk.kl_k3``, ``lk.policy_loss``, ...); the trainers (:mod:`labkit.algos`,
+one ``Trainer`` base) are :class:`GRPOTrainer`, :class:`PPOTrainer`, :class:`DPOTrainer`,
+:class:`RewardModelTrainer` and :class:`SFTTrainer`; figures are in :mod:`labkit.plots`;
+classic RL in :mod:`labkit.classic`. ARCHITECTURE.md draws the packages. ``lk.widgets`` (ipywidgets) is
 imported on first use, so the math and the trainers import without a Jupyter stack.
 """
 
@@ -15,10 +16,12 @@ from labkit.algos.config import DPOConfig, GRPOConfig, PPOConfig
 from labkit.algos.dpo import DPOTrainer
 from labkit.algos.grpo import GRPOTrainer
 from labkit.algos.ppo import PPOTrainer
-from labkit.algos.reward_model import load_reward_model
+from labkit.algos.reward_model import RewardModelTrainer, load_reward_model
+from labkit.algos.sft import SFTTrainer
 from labkit.core import *  # the math: lk.gae, lk.kl_k3, lk.policy_loss, ...
 from labkit.integrations.trl_bridge import RunLogCallback, trl_config
 from labkit.models.policy import load_policy
+from labkit.models.rollout import Rollout
 from labkit.plots.report import report
 from labkit.plots.runs import compare_runs
 from labkit.rewards import digit_partial, exact_match, length_target
@@ -31,11 +34,40 @@ from labkit.utils import fast_mode, pick, set_seed, show_source
 __version__ = "0.1.0"
 
 __all__ = [
-    "DPOConfig", "DPOTrainer", "GRPOConfig", "GRPOTrainer", "PPOConfig", "PPOTrainer", "RunLog",
-    "RunLogCallback", "accuracy", "classic", "compare_frame", "compare_runs", "core",
-    "digit_partial", "exact_match", "fast_mode", "get_task", "length_target", "load_policy",
-    "load_reward_model", "load_run", "pairs", "pick", "plots", "report", "rlhf", "set_seed", "show_source", "testing",
-    "trl_config", "widgets",
+    "DPOConfig",
+    "DPOTrainer",
+    "GRPOConfig",
+    "GRPOTrainer",
+    "PPOConfig",
+    "PPOTrainer",
+    "RewardModelTrainer",
+    "Rollout",
+    "RunLog",
+    "RunLogCallback",
+    "SFTTrainer",
+    "accuracy",
+    "classic",
+    "compare_frame",
+    "compare_runs",
+    "core",
+    "digit_partial",
+    "exact_match",
+    "fast_mode",
+    "get_task",
+    "length_target",
+    "load_policy",
+    "load_reward_model",
+    "load_run",
+    "pairs",
+    "pick",
+    "plots",
+    "report",
+    "rlhf",
+    "set_seed",
+    "show_source",
+    "testing",
+    "trl_config",
+    "widgets",
 ]
 __all__ += core.__all__
 

@@ -70,8 +70,8 @@ class Trainer:
     ``model`` is a name for :func:`labkit.load_policy` or a module (then pass ``tokenizer``).
     Keyword overrides go to the config (``config_class``), validated before any work.
     ``run_name`` writes the log to ``runs/<run_name>/`` (``$LABKIT_RUNS`` moves the root);
-    ``None`` keeps it in memory. ``device``: where the model is placed once (default: where
-    it already is).
+    ``None`` keeps it in memory. ``device``, ``dtype``: where and in what precision the model is
+    placed, once (default: as it is).
     """
 
     config_class: ClassVar[type] = TrainConfig
@@ -79,14 +79,15 @@ class Trainer:
     fused_adamw: ClassVar[bool] = True  # one kernel, ~5x faster on CPU; rounds differently
 
     def __init__(self, model="tiny", task="addition", config=None, tokenizer=None,
-                 run_name: str | None = None, device=None, **overrides):
+                 run_name: str | None = None, device=None, dtype=None, **overrides):
         self.config = dataclasses.replace(config or self.config_class(), **overrides)
         set_seed(self.config.seed)
         self.model_name = model if isinstance(model, str) else None  # a resumed run reloads it
         self.model, self.tokenizer = self.load_model(model, tokenizer)
-        if device is not None:
-            self.model.to(device)
-        self.device = next(self.model.parameters()).device
+        if device is not None or dtype is not None:  # placed once; every tensor follows it
+            self.model.to(device=device, dtype=dtype)
+        first = next(self.model.parameters())
+        self.device, self.dtype = first.device, first.dtype
         self.task = None if task is None else get_task(task)
         self.rng = random.Random(self.config.seed)  # the prompt / pair sampler
         self.generator = torch.Generator().manual_seed(self.config.seed)  # sampling

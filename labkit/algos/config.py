@@ -18,17 +18,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import ClassVar
 
-from labkit.core.options import (
-    ADVANTAGE_ESTIMATORS,
-    DPO_LOSS_TYPES,
-    IS_LEVELS,
-    KL_ESTIMATORS,
-    LOSS_TYPES,
-    LR_SCHEDULES,
-    PAIR_MODES,
-    SCALE_REWARDS,
-    choose,
-)
+from labkit.core import options as opt
+from labkit.core.options import choose
 
 SYMBOLS = {
     "learning_rate": "η", "max_grad_norm": "‖g‖max", "num_generations": "G",
@@ -45,6 +36,13 @@ def require(ok: bool, message: str) -> None:
     """Raise ``ValueError(message)`` unless ``ok``: the one validation style of every config."""
     if not ok:
         raise ValueError(message)
+
+
+def at_least(config, lo, *names: str) -> None:
+    """Each field in ``names`` must be >= ``lo`` (0: 'use 0 (off) or more')."""
+    for name in names:
+        v = getattr(config, name)
+        require(v >= lo, f"{name}={v}: use {'0 (off)' if lo == 0 else lo} or more")
 
 
 @dataclass
@@ -73,12 +71,9 @@ class TrainConfig:
 
     def __post_init__(self):
         require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
-        choose("lr_scheduler_type", self.lr_scheduler_type, LR_SCHEDULES)
-        require(self.warmup_steps >= 0, f"warmup_steps={self.warmup_steps}: use 0 or more")
-        require(self.weight_decay >= 0, f"weight_decay={self.weight_decay}: use a value >= 0")
-        require(self.max_grad_norm >= 0, f"max_grad_norm={self.max_grad_norm}: use 0 (off) or more")
-        require(self.max_steps >= 1, f"max_steps={self.max_steps}: use 1 or more")
-        require(self.save_steps >= 0, f"save_steps={self.save_steps}: use 0 (off) or more")
+        choose("lr_scheduler_type", self.lr_scheduler_type, opt.LR_SCHEDULES)
+        at_least(self, 0, "warmup_steps", "weight_decay", "max_grad_norm", "save_steps")
+        at_least(self, 1, "max_steps")
         require(self.save_total_limit is None or self.save_total_limit >= 1,
                 f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)")
 
@@ -148,25 +143,24 @@ class GRPOConfig(TrainConfig):
         self._check_sampling()
         self._check_loss()
         self._check_dapo()
-        require(self.diagnostics >= 0, f"diagnostics={self.diagnostics}: use 0 or more")
+        at_least(self, 0, "diagnostics", "top_k", "overlong_buffer")
+        at_least(self, 1, "prompts_per_step", "num_iterations", "max_sampling_rounds")
 
     def _check_sampling(self):
         require(self.num_generations >= self.min_generations,
                 f"num_generations={self.num_generations}: group advantages need at least 2 "
                 "completions per prompt; use 2 or more (8-16 is usual)")
-        require(self.prompts_per_step >= 1, f"prompts_per_step={self.prompts_per_step}: use 1 or more")
         require(self.max_completion_length is None or self.max_completion_length >= 1,
                 f"max_completion_length={self.max_completion_length}: use a positive number or None")
         require(self.temperature >= 0, f"temperature={self.temperature}: use a value >= 0")
-        require(self.top_k >= 0, f"top_k={self.top_k}: use 0 (off) or more")
         require(0 < self.top_p <= 1, f"top_p={self.top_p}: use a value in (0, 1]")
 
     def _check_loss(self):
         require(self.beta >= 0, f"beta={self.beta}: the KL weight cannot be negative; use 0 "
                 "(no reference model) or a small positive value such as 0.04")
-        choose("kl_estimator", self.kl_estimator, KL_ESTIMATORS)
+        choose("kl_estimator", self.kl_estimator, opt.KL_ESTIMATORS)
         require(self.epsilon > 0, f"epsilon={self.epsilon}: use a value > 0, such as 0.2")
-        choose("loss_type", self.loss_type, LOSS_TYPES)
+        choose("loss_type", self.loss_type, opt.LOSS_TYPES)
         if self.epsilon_high is not None and self.loss_type != "cispo":
             require(self.epsilon_high >= self.epsilon,
                     f"epsilon_high={self.epsilon_high} < epsilon={self.epsilon}: clip-higher "
@@ -174,20 +168,15 @@ class GRPOConfig(TrainConfig):
         require(self.loss_type != "cispo" or self.epsilon_high is not None,
                 "epsilon_high=None with loss_type='cispo': CISPO caps the IS weight at "
                 "epsilon_high (absolute, e.g. 5.0); set it")
-        require(self.num_iterations >= 1, f"num_iterations={self.num_iterations}: use 1 or more")
-        choose("scale_rewards", self.scale_rewards, SCALE_REWARDS)
-        choose("importance_sampling_level", self.importance_sampling_level, IS_LEVELS)
-        choose("advantage_estimator", self.advantage_estimator, ADVANTAGE_ESTIMATORS)
+        choose("scale_rewards", self.scale_rewards, opt.SCALE_REWARDS)
+        choose("importance_sampling_level", self.importance_sampling_level, opt.IS_LEVELS)
+        choose("advantage_estimator", self.advantage_estimator, opt.ADVANTAGE_ESTIMATORS)
 
     def _check_dapo(self):
-        require(self.overlong_buffer >= 0, f"overlong_buffer={self.overlong_buffer}: use 0 (off) "
-                "or a positive number of tokens below max_completion_length")
         require(self.overlong_buffer == 0 or (self.max_completion_length or 0) > self.overlong_buffer,
                 f"overlong_buffer={self.overlong_buffer} needs max_completion_length > "
                 f"overlong_buffer (it is {self.max_completion_length}): set both")
         require(self.overlong_penalty >= 0, f"overlong_penalty={self.overlong_penalty}: use >= 0")
-        require(self.max_sampling_rounds >= 1,
-                f"max_sampling_rounds={self.max_sampling_rounds}: use 1 or more")
 
 
 @dataclass
@@ -235,7 +224,7 @@ class PPOConfig(GRPOConfig):
                 f"cliprange_value={self.cliprange_value}: use a value > 0 or None (off)")
         require(self.value_learning_rate is None or self.value_learning_rate > 0,
                 f"value_learning_rate={self.value_learning_rate}: use a value > 0 or None")
-        require(self.ppo_epochs >= 1, f"ppo_epochs={self.ppo_epochs}: use 1 or more")
+        at_least(self, 1, "ppo_epochs")
         B = self.prompts_per_step * self.num_generations
         require(self.num_mini_batches >= 1 and B % self.num_mini_batches == 0,
                 f"num_mini_batches={self.num_mini_batches} does not divide the batch of "
@@ -251,7 +240,7 @@ class PairsConfig(TrainConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        require(self.batch_size >= 1, f"batch_size={self.batch_size}: use 1 or more")
+        at_least(self, 1, "batch_size")
 
 
 @dataclass
@@ -278,8 +267,8 @@ class DPOConfig(PairsConfig):
     def __post_init__(self):
         super().__post_init__()
         require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
-        choose("loss_type", self.loss_type, DPO_LOSS_TYPES)
-        choose("pair_mode", self.pair_mode, PAIR_MODES)
+        choose("loss_type", self.loss_type, opt.DPO_LOSS_TYPES)
+        choose("pair_mode", self.pair_mode, opt.PAIR_MODES)
         require(self.num_generations >= 2, f"num_generations={self.num_generations}: pairs "
                 "need at least 2 completions per prompt")
 
@@ -299,7 +288,7 @@ class RewardModelConfig(PairsConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        require(self.eval_every >= 1, f"eval_every={self.eval_every}: use 1 or more")
+        at_least(self, 1, "eval_every")
 
 
 @dataclass

@@ -43,9 +43,10 @@ class DPOTrainer(Trainer):
     config_class = DPOConfig
 
     def __init__(self, model="tiny", pairs=None, task="addition", config: DPOConfig | None = None,
-                 tokenizer=None, run_name: str | None = None, device=None, **overrides):
+                 tokenizer=None, run_name: str | None = None, device=None, dtype=None,
+                 **overrides):
         self.pairs = pairs
-        super().__init__(model, task, config, tokenizer, run_name, device, **overrides)
+        super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
 
     def setup(self) -> None:
         c = self.config

@@ -55,9 +55,10 @@ class GRPOTrainer(Trainer):
 
     def __init__(self, model="tiny", reward_funcs=("digit_partial",), task="addition",
                  config: GRPOConfig | None = None, tokenizer=None, run_name: str | None = None,
-                 track_kl: bool = True, device=None, **overrides):
+                 track_kl: bool = True, device=None, dtype=None,
+                 **overrides):
         self.reward_funcs, self.track_kl = reward_funcs, track_kl
-        super().__init__(model, task, config, tokenizer, run_name, device, **overrides)
+        super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
 
     def setup(self) -> None:
         self.reward_funcs = self._check_rewards(self.reward_funcs, self.config.reward_weights)

@@ -115,12 +115,13 @@ class RewardModelTrainer(Trainer):
 
     def __init__(self, model="tiny", pairs=(), heldout=None, task=None,
                  config: RewardModelConfig | None = None, tokenizer=None,
-                 run_name: str | None = None, readout: str = "head", device=None, **overrides):
+                 run_name: str | None = None, readout: str = "head", device=None, dtype=None,
+                 **overrides):
         self.pairs, self.heldout, self.readout = list(pairs), heldout, readout
         if not self.pairs:
             raise ValueError("pairs is empty: give preference pairs {'prompt', 'chosen', "
                              "'rejected'} (labkit.pairs builds them)")
-        super().__init__(model, task, config, tokenizer, run_name, device, **overrides)
+        super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
 
     def load_model(self, model, tokenizer):
         rm = RewardModel(model, tokenizer, self.readout)

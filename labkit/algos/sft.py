@@ -26,11 +26,12 @@ class SFTTrainer(Trainer):
     fused_adamw = False  # as when the shipped checkpoints were made: they rebuild bit for bit
 
     def __init__(self, model="tiny", pairs=(), task=None, config: SFTConfig | None = None,
-                 tokenizer=None, run_name: str | None = None, device=None, **overrides):
+                 tokenizer=None, run_name: str | None = None, device=None, dtype=None,
+                 **overrides):
         self.pairs = [tuple(p) for p in pairs]
         if not self.pairs:
             raise ValueError("pairs is empty: give (prompt, target) pairs to learn from")
-        super().__init__(model, task, config, tokenizer, run_name, device, **overrides)
+        super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
 
     def on_log_ready(self) -> None:
         if self.log.path is not None:
