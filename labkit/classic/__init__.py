@@ -1,9 +1,17 @@
 """Classic RL before language models, on problems small enough to watch learn in seconds.
 
-Modules: ``envs`` (tabular MDPs: FrozenLake, CliffWalking, a gridworld, a random walk),
-``bandit``, ``dp`` (value and policy iteration), ``prediction`` (MC, TD(0), n-step,
-TD(lambda)), ``control`` (Q-learning, SARSA), ``dqn`` (torch), ``pg`` (REINFORCE, actor-critic,
-GAE), ``mcts`` (tic-tac-toe). Notebooks call them as ``lk.classic.value_iteration(...)``.
+Notebooks call them as ``lk.classic.value_iteration(...)``.
+
+  envs         tabular MDPs: FrozenLake, CliffWalking, a gridworld, a random walk
+  bandit       the k-armed bandit testbed: explore vs exploit with one state
+  dp           dynamic programming on a known model: value and policy iteration
+  prediction   V^pi from sampled episodes: MC, TD(0), n-step TD, TD(lambda); bias and variance
+  control      TD control without a model: Q-learning, SARSA, expected SARSA
+  dqn          DQN (torch): a Q-network, experience replay, a target network
+  pg           policy gradient: REINFORCE (reward-to-go, baseline), actor-critic, GAE
+  pg_analysis  exact policy gradients, and the bias and variance of their estimates
+  mcts         Monte Carlo tree search and minimax on tic-tac-toe
+  exercises    the classic labs' exercises, checked by ``lk.testing.check(name, answer)``
 """
 
 # exercises registers lk.testing's checks; mcts: lk.classic.mcts.mcts(board), .minimax(board)

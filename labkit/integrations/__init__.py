@@ -1,3 +1,6 @@
-"""labkit next to TRL: a callback that writes TRL runs as labkit run logs and maps configs
-(``trl_bridge``), and the export of a labkit run to a multi-GPU TRL script (``export``).
+"""labkit next to TRL.
+
+  trl_bridge  TRL runs in labkit's run log (``RunLogCallback``); labkit configs as TRL configs
+  export      ``python -m labkit export-trl``: a GRPO run as a folder to launch on N GPUs
+  trl_script  the exported ``train_grpo.py``: its template, the rewards' code, model folders
 """

@@ -1,10 +1,9 @@
 """``python -m labkit export-trl``: a lab's GRPO run as a standalone TRL run on N GPUs.
 
 Writes into ``--out``:
-  ``train_grpo.py``     TRL ``GRPOTrainer`` with the same reward functions (imported by module
-                        path, or their source copied when they live in a notebook or script) and
-                        the same hyperparameters (:func:`labkit.integrations.trl_bridge.trl_kwargs`); it
-                        switches to CPU-safe settings by itself when there is no GPU;
+  ``train_grpo.py``     TRL ``GRPOTrainer`` with the same reward functions and hyperparameters
+                        (``trl_script``, ``trl_bridge.trl_kwargs``); CPU-safe settings by
+                        itself when there is no GPU;
   ``data/train.jsonl``  the task's training prompts and answers (TRL passes ``answer`` to the
                         reward functions, as labkit does);
   ``accelerate.yaml``   ``accelerate launch`` config: N processes, DDP or DeepSpeed ZeRO-2/3;
@@ -16,127 +15,23 @@ Then ``bash launch.sh`` on the GPU box. ``--num-gpus 0`` writes a one-process CP
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import inspect
 import json
 import pathlib
-import textwrap
 
-from labkit import rewards
 from labkit.algos.config import GRPOConfig
 from labkit.integrations.trl_bridge import trl_kwargs
-from labkit.rewards import get_reward, reward_name
+
+# resolve_model, resolve_reward, reward_code live in trl_script and are re-exported: scripts
+# exported before the split import resolve_model from here
+from labkit.integrations.trl_script import (  # noqa: F401
+    resolve_model,
+    resolve_reward,
+    reward_code,
+    script_text,
+)
 
 DEEPSPEED = ("none", "zero2", "zero3")
 VLLM = ("off", "colocate", "server")
-
-SCRIPT = '''\
-"""GRPO with TRL, exported from labkit ({source}).
-
-    accelerate launch --config_file accelerate.yaml train_grpo.py [--max-steps N]
-"""
-import argparse
-import pathlib
-
-import torch
-from datasets import load_dataset
-from trl import GRPOConfig, GRPOTrainer
-
-{reward_code}
-
-HERE = pathlib.Path(__file__).parent
-MODEL = {model!r}  # labkit names resolve on the machine that runs this (labkit installed)
-CONFIG = {config}
-REWARD_FUNCS = [{reward_names}]
-
-
-def model_path(name):
-    if name in ("tiny", "smollm2-offline"):
-        from labkit.integrations.export import resolve_model
-        return resolve_model(name)
-    return name  # a folder or a hub id
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--max-steps", type=int, default=CONFIG["max_steps"])
-    ap.add_argument("--output-dir", default=CONFIG["output_dir"])
-    a = ap.parse_args()
-    kw = {{**CONFIG, "max_steps": a.max_steps, "output_dir": a.output_dir}}
-    if not torch.cuda.is_available():  # CPU-safe: no bf16, no activation checkpointing
-        kw.update(bf16=False, use_cpu=True, activation_checkpointing=False)
-        kw.update(use_vllm=False)
-    data = load_dataset("json", data_files=str(HERE / "data" / "train.jsonl"), split="train")
-    trainer = GRPOTrainer(model=model_path(MODEL), reward_funcs=REWARD_FUNCS, args=GRPOConfig(**kw),
-                          train_dataset=data)
-    trainer.train()
-    trainer.save_model(kw["output_dir"])
-
-
-if __name__ == "__main__":
-    main()
-'''
-
-
-def reward_code(specs) -> tuple[str, list[str]]:
-    """Python source that defines each reward function in the script, and their names.
-
-    ``specs``: built-in names (``"length_target"``) and ``"module:function"`` strings are
-    imported by module path; a function object is imported when it is labkit's, else its source
-    is copied (a reward written in a notebook or a test), so it must be self-contained (its
-    imports inside the function).
-
-    >>> code, names = reward_code(["exact_match", "labkit.rewards:length_target"])
-    >>> [line for line in code.splitlines() if line]
-    ['from labkit.rewards import exact_match', 'from labkit.rewards import length_target']
-    """
-    lines, names = [], []
-    for spec in ([specs] if isinstance(specs, str) or callable(specs) else specs):
-        fn = resolve_reward(spec)
-        name, module = reward_name(fn), getattr(fn, "__module__", "__main__")
-        if module.startswith("labkit.rewards.") and name in rewards.__all__:
-            module = "labkit.rewards"  # the public path, not the file it lives in
-        if isinstance(spec, str) or module.split(".")[0] == "labkit":
-            lines.append(f"from {module} import {name}")
-        else:
-            try:
-                lines.append(textwrap.dedent(inspect.getsource(fn)).rstrip())
-            except (OSError, TypeError):
-                raise ValueError(f"reward {name!r}: its source cannot be read; define it in a "
-                                 ".py file and pass it as 'module:function'") from None
-        names.append(name)
-    return "\n\n\n".join(lines), names
-
-
-def resolve_reward(spec):
-    """A reward from a built-in name (``length_target``), ``module:function`` or a function.
-
-    >>> resolve_reward("labkit.rewards:length_target").__name__
-    'length_target'
-    """
-    if callable(spec) or ":" not in spec:
-        return get_reward(spec)
-    module, name = spec.split(":", 1)
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"reward {spec!r} cannot be imported ({e}): give 'module:function' "
-                         "with the module on the Python path") from None
-
-
-def resolve_model(name: str) -> str:
-    """What TRL loads: the folder of a built-in labkit model on this machine, else the name
-    (a folder or a hub id). The exported script calls it when it starts, not at export time,
-    so the path is the target machine's (and SmolLM2 is converted there if needed)."""
-    from labkit.models.policy import BUILTIN
-
-    if name in BUILTIN:
-        return str(BUILTIN[name])
-    if name == "smollm2-offline":
-        from labkit.models.smollm2 import smollm2_folder
-
-        return str(smollm2_folder())
-    return name
 
 
 def accelerate_config(num_gpus: int, deepspeed: str = "none") -> str:
@@ -179,7 +74,7 @@ def launch_script(model: str, num_gpus: int, vllm: str) -> str:
     if vllm != "server":
         return head + run.format("")
     if model in ("tiny", "smollm2-offline"):  # resolved where the script runs
-        model = f"$(python -c 'from labkit.integrations.export import resolve_model as r; print(r(\"{model}\"))')"
+        model = f"$(python -c 'from labkit.integrations.trl_script import resolve_model as r; print(r(\"{model}\"))')"
     gpus = ",".join(str(i) for i in range(1, num_gpus))
     return (head + f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model \"{model}\" &\n"
             "SERVER=$!; trap 'kill $SERVER' EXIT\n"
@@ -224,10 +119,7 @@ def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task=
     with open(folder / "data" / "train.jsonl", "w") as f:
         f.writelines(json.dumps({"prompt": e.prompt, "answer": e.answer}) + "\n"
                      for e in task.train)
-    code, names = reward_code(reward_funcs)
-    script = SCRIPT.format(source=f"model {model}, task {task.name}", reward_code=code,
-                           model=model, config=_pretty(kw), reward_names=", ".join(names))
-    files = {"train_grpo.py": script,
+    files = {"train_grpo.py": script_text(kw, model, task.name, reward_funcs),
              "accelerate.yaml": accelerate_config(procs if num_gpus else 0, deepspeed),
              "launch.sh": launch_script(model, num_gpus, vllm)}
     for name, text in files.items():
@@ -235,11 +127,6 @@ def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task=
     (folder / "launch.sh").chmod(0o755)
     return Export(folder, folder / "train_grpo.py", folder / "accelerate.yaml",
                   folder / "launch.sh", kw)
-
-
-def _pretty(kw: dict) -> str:
-    body = "".join(f"    {k!r}: {v!r},\n" for k, v in kw.items())
-    return "{\n" + body + "}"
 
 
 def add_parser(subparsers) -> None:

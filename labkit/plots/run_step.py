@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from labkit.plots.advantages import advantage_table, scheme_bars
 from labkit.plots.aggregation import LOSS_TYPES_SHOWN, token_weights_figure
+from labkit.plots.training import strided_steps
 
 HEATMAP_ROWS = ("advantage", "ratio", "clipped", "k1", "k2", "k3")
 
@@ -34,9 +35,7 @@ def advantage_slider(run, max_steps_shown: int = 40, bins: int = 30) -> go.Figur
     the slider shows one at a time). The spike at 0 is the zero-spread groups."""
     s = run.samples
     fig = go.Figure()
-    steps = sorted(s["step"].unique()) if len(s) else []
-    steps = steps[::max(1, len(steps) // max_steps_shown)] + steps[-1:] if steps else []
-    steps = list(dict.fromkeys(steps))
+    steps = strided_steps(s, max_steps_shown)
     lo, hi = (float(s["advantage"].min()), float(s["advantage"].max())) if steps else (-1, 1)
     size = max((hi - lo) / bins, 1e-3)
     for i, st in enumerate(steps):

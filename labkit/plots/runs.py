@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from labkit.plots.training import event_label
+from labkit.plots.training import _xy, event_label
 from labkit.runs.compare import named_runs
 
 
@@ -20,16 +19,14 @@ def compare_figure(runs: dict, metric: str, smooth: int = 1) -> go.Figure:
         m = run.metrics
         if metric not in m.columns:
             continue
-        y = pd.to_numeric(m[metric], errors="coerce").rolling(smooth, min_periods=1).mean()
-        y = y.to_numpy(dtype=float)
-        fig.add_trace(go.Scatter(x=m["step"].to_numpy(), y=np.where(np.isfinite(y), y, None),
-                                 mode="lines", name=name))
+        x, y = _xy(m, metric, smooth)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name))
         ev = run.events
         for row in (ev[ev["kind"] == "fork"].to_dict("records") if "kind" in ev else []):
             at = m[m["step"] == row["step"]]
             if len(at):
                 fig.add_trace(go.Scatter(
-                    x=[row["step"]], y=[float(y[at.index[0]])], mode="markers",
+                    x=[row["step"]], y=[y[at.index[0]]], mode="markers",
                     marker={"symbol": "diamond", "size": 10}, showlegend=False,
                     hovertext=f"{name} forks: {event_label(row)}", hoverinfo="text"))
     fig.update_layout(title=f"{metric} by run", xaxis_title="step", yaxis_title=metric,
@@ -43,10 +40,8 @@ def metric_curves(run, keys, title: str = "", smooth: int = 1) -> go.Figure:
     fig = go.Figure()
     for key in keys:
         if key in m.columns:
-            y = pd.to_numeric(m[key], errors="coerce").rolling(smooth, min_periods=1).mean()
-            y = y.to_numpy(dtype=float)
-            fig.add_trace(go.Scatter(x=m["step"].to_numpy(), y=np.where(np.isfinite(y), y, None),
-                                     mode="lines", name=key))
+            x, y = _xy(m, key, smooth)
+            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=key))
     fig.update_layout(title=title or ", ".join(keys), xaxis_title="step", template="plotly_white")
     return fig
 

@@ -22,9 +22,11 @@ def _frame(run, kind: str) -> pd.DataFrame:
     return getattr(run, kind, pd.DataFrame())
 
 
-def _xy(m: pd.DataFrame, col: str):
-    """(step, value) arrays of one metric, NaN/None as None so the JSON stays strict."""
-    y = pd.to_numeric(m[col], errors="coerce").to_numpy(dtype=float)
+def _xy(m: pd.DataFrame, col: str, smooth: int = 1):
+    """(step, value) arrays of one metric, ``smooth`` > 1 a trailing moving mean, NaN/None as
+    None so the JSON stays strict."""
+    y = pd.to_numeric(m[col], errors="coerce")
+    y = (y.rolling(smooth, min_periods=1).mean() if smooth > 1 else y).to_numpy(dtype=float)
     return m["step"].to_numpy(), np.where(np.isfinite(y), y, None)
 
 
@@ -124,10 +126,9 @@ def length_curve(run) -> go.Figure:
 def length_distribution(run, max_steps_shown: int = 30) -> go.Figure:
     """Length drift: box plots of completion lengths per step, correct vs incorrect side by side
     (Dr. GRPO: under GRPO's 1/|o| the wrong answers grow longer)."""
-    s = _frame(run, "samples")
+    shown = _strided_samples(run, max_steps_shown)
     fig = go.Figure()
-    if len(s):
-        shown = s[s["step"].isin(_strided_steps(s, max_steps_shown))]
+    if len(shown):
         for ok, name in ((True, "correct"), (False, "incorrect")):
             part = shown[shown["correct"] == ok]
             fig.add_box(x=part["step"], y=part["length"], name=name, boxpoints=False)
@@ -136,9 +137,15 @@ def length_distribution(run, max_steps_shown: int = 30) -> go.Figure:
     return mark_events(fig, run)
 
 
-def _strided_steps(s: pd.DataFrame, n: int) -> list:
-    steps = sorted(s["step"].unique())
-    return steps[::max(1, len(steps) // n)] + steps[-1:]
+def strided_steps(s: pd.DataFrame, n: int) -> list:
+    """About ``n`` of the steps of ``s``, evenly strided, the last one always among them."""
+    steps = sorted(s["step"].unique()) if len(s) else []
+    return list(dict.fromkeys(steps[::max(1, len(steps) // n)] + steps[-1:]))
+
+
+def _strided_samples(run, n: int) -> pd.DataFrame:
+    s = _frame(run, "samples")
+    return s[s["step"].isin(strided_steps(s, n))] if len(s) else s
 
 
 def advantage_distribution(run, max_steps_shown: int = 30) -> go.Figure:
@@ -146,10 +153,9 @@ def advantage_distribution(run, max_steps_shown: int = 30) -> go.Figure:
 
     Zero-spread groups show up as a spike at 0: they carry no learning signal.
     """
-    s = _frame(run, "samples")
+    shown = _strided_samples(run, max_steps_shown)
     fig = go.Figure()
-    if len(s):
-        shown = s[s["step"].isin(_strided_steps(s, max_steps_shown))]
+    if len(shown):
         fig.add_box(x=shown["step"], y=shown["advantage"], name="advantage", boxpoints=False)
     fig.update_layout(title="Advantage distribution per step", xaxis_title="step",
                       yaxis_title="advantage")

@@ -2,6 +2,10 @@
 
 No hub, no downloads: every task is generated in code from a seed, so a run is reproducible
 offline. ``get_task(name)`` returns a :class:`Task`.
+
+  base        the ``Task`` protocol: what a verifiable task gives the trainer and the rewards
+  arithmetic  ``Addition``: two n-digit numbers, ``"07+35="`` -> ``"42"``
+  prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
 """
 
 from labkit.tasks.arithmetic import Addition

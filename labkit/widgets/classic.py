@@ -34,6 +34,13 @@ def _slider(description: str, value: float, lo: float, hi: float, step: float) -
                          continuous_update=False, readout_format=".2f")
 
 
+def _run_button(on_click) -> W.Button:
+    button = W.Button(description="Run", button_style="primary")
+    button.add_class("lk-run")
+    button.on_click(lambda _: on_click())
+    return button
+
+
 def _set_grid(fig: go.FigureWidget, mdp, V, policy, path) -> None:
     """Overwrite traces 0-2 (heatmap, arrows, path) with new values, in place."""
     for i, tr in enumerate(grid_traces(mdp, V, policy, path)):
@@ -98,13 +105,11 @@ class TDControlExplorer(W.VBox):
         self.gamma = _slider("γ", 1.0, 0.5, 1.0, 0.01)
         self.episodes = W.IntSlider(value=episodes, min=10, max=2000, step=10,
                                     description="episodes")
-        self.run = W.Button(description="Run", button_style="primary")
-        self.run.add_class("lk-run")
+        self.run = _run_button(self.train)
         self.status = W.HTML()
         curves = {m: [] for m in METHODS}
         self.fig = go.FigureWidget(value_and_curve(self.mdp, np.zeros(self.mdp.n_states), None,
                                                    curves, curve_title="return per episode"))
-        self.run.on_click(lambda _: self.train())
         controls = W.VBox([W.HBox([self.method, self.episodes, self.run]),
                            W.HBox([self.epsilon, self.alpha, self.gamma])])
         super().__init__([controls, self.status, self.fig])
@@ -141,10 +146,8 @@ class PredictionExplorer(W.VBox):
         self.n = W.IntSlider(value=3, min=1, max=10, description="n")
         self.runs = W.IntSlider(value=runs, min=10, max=500, step=10, description="runs")
         self.episodes = episodes
-        self.run = W.Button(description="Run", button_style="primary")
-        self.run.add_class("lk-run")
+        self.run = _run_button(self.update)
         self.fig = go.FigureWidget(bias_variance_curves(self._measure(runs=2)))
-        self.run.on_click(lambda _: self.update())
         super().__init__([W.HBox([self.alpha, self.lam, self.n]), W.HBox([self.runs, self.run]),
                           self.fig])
         self.add_class("lk-prediction")
@@ -177,13 +180,11 @@ class PGExplorer(W.VBox):
                                    continuous_update=False)
         self.iterations = W.IntSlider(value=iterations, min=10, max=500, step=10,
                                       description="updates")
-        self.run = W.Button(description="Run", button_style="primary")
-        self.run.add_class("lk-run")
+        self.run = _run_button(self.train)
         self.status = W.HTML()
         curves = {k: [] for k in self.advantage.options}
         self.fig = go.FigureWidget(value_and_curve(self.mdp, np.zeros(self.mdp.n_states), None,
                                                    curves, curve_title="mean return per batch"))
-        self.run.on_click(lambda _: self.train())
         super().__init__([W.HBox([self.advantage, self.iterations, self.run]),
                           W.HBox([self.lam, self.gamma, self.lr]), self.status, self.fig])
         self.add_class("lk-pg")
