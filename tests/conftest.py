@@ -1,6 +1,171 @@
+"""What tests share: an offline hub, a runs folder, fresh tiny and LoRA policies, and the
+resume helpers (an uninterrupted run against one stopped, or SIGKILLed, and resumed)."""
+
+import copy
 import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
 
 # Tests never reach the hub: a name that is not built in or a folder fails at once.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import labkit as lk  # after the offline switches
+from labkit.runs import checkpoint
+
+
+@pytest.fixture
+def runs(tmp_path, monkeypatch):
+    """An empty runs folder; ``run_name=...`` writes below it (``$LABKIT_RUNS``)."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    monkeypatch.setenv("LABKIT_RUNS", str(root))
+    return root
+
+
+@pytest.fixture(scope="module")
+def module_runs(tmp_path_factory):
+    """One runs folder for a whole module, so a run made once is read by several tests."""
+    with pytest.MonkeyPatch.context() as mp:
+        root = tmp_path_factory.mktemp("runs")
+        mp.setenv("LABKIT_RUNS", str(root))
+        yield root
+
+
+@pytest.fixture(scope="session")
+def _tiny():
+    return lk.load_policy("tiny")
+
+
+@pytest.fixture
+def tiny(_tiny):
+    """``(model, tokenizer)`` of the shipped tiny policy, a fresh copy per test (trainers
+    change it in place): a deep copy of one loaded model, ~3x faster than loading again."""
+    model, tok = _tiny
+    return copy.deepcopy(model), tok
+
+
+@pytest.fixture
+def lora(tiny):
+    """``(peft model, tokenizer)``: the tiny policy with a LoRA adapter (r=4, alpha=8) on
+    q_proj and v_proj; B = 0, so it starts as the tiny policy. A is drawn under seed 0, so the
+    tests do not depend on their order."""
+    model, tok = tiny
+    torch.manual_seed(0)
+    return lk.models.add_lora(model, r=4, alpha=8, target_modules=["q_proj", "v_proj"]), tok
+
+
+def run_metrics(run):
+    """A run's metrics without the ``time/*`` columns (they never repeat)."""
+    m = lk.load_run(run).metrics
+    return m.drop(columns=[c for c in m.columns if c.startswith("time/")])
+
+
+class Resume:
+    """Runs of one trainer class and config, to compare an uninterrupted run with one that was
+    stopped (or killed) and resumed. ``kwargs`` must be literals (a killed run rebuilds them in a
+    new process)."""
+
+    metrics = staticmethod(run_metrics)
+
+    @staticmethod
+    def assert_same(a, b, steps: int) -> None:
+        """Runs ``a`` and ``b`` logged the same metrics (but time), samples and token rows in
+        steps 1..``steps`` (``b`` may have gone on)."""
+        ma, mb = run_metrics(a), run_metrics(b).head(steps)
+        assert list(mb["step"]) == list(range(1, steps + 1))
+        assert ma.equals(mb), (ma.compare(mb) if ma.shape == mb.shape else mb)
+        for kind in ("samples", "tokens"):
+            fa, fb = (lk.load_run(r).frame(kind) for r in (a, b))
+            fb = fb[fb["step"] <= steps].reset_index(drop=True) if len(fb) else fb
+            assert fa.equals(fb), kind
+
+    def __init__(self, cls, kwargs: dict, steps: int):
+        self.cls, self.kwargs, self.steps = cls, kwargs, steps
+
+    def straight(self, name: str):
+        """``steps`` steps in one go."""
+        self.cls(run_name=name, **self.kwargs).train(self.steps, progress=False)
+        return lk.load_run(name)
+
+    def stopped(self, name: str, at: int):
+        """Stopped (``trainer.stop()``) after step ``at``, resumed with ``from_run``, finished."""
+        tr = self.cls(run_name=name, **self.kwargs)
+        tr.train(self.steps, progress=False, callback=lambda t, m: t.global_step == at and t.stop())
+        assert tr.global_step == at
+        tr = self.cls.from_run(name)
+        assert type(tr) is self.cls and tr.global_step == at
+        tr.train(self.steps - at, progress=False)
+        return tr
+
+    def killed(self, root, name: str, when: str = "anytime", at: int = 3):
+        """SIGKILL a run in its own process, resume it from its last checkpoint, finish it.
+
+        ``when``: ``"anytime"`` (killed from outside once ``at`` steps are logged: wherever it
+        is), ``"step"`` (in step ``at + 1``, after the optimizer moved the weights),
+        ``"checkpoint"`` (in step ``at + 1``, after its checkpoint file is written, before the
+        folder is renamed). Returns (steps logged, last checkpoint) when it died.
+        """
+        script = textwrap.dedent(f"""
+            import os, signal, importlib, torch
+            from labkit.runs import checkpoint
+            torch.set_num_threads({torch.get_num_threads()})
+            cls = getattr(importlib.import_module({self.cls.__module__!r}), {self.cls.__name__!r})
+            tr = cls(run_name={name!r}, **{self.kwargs!r})
+            die = lambda: os.kill(os.getpid(), signal.SIGKILL)
+            if {when!r} == "step":
+                step = tr.optimizer_step
+                tr.optimizer_step = lambda loss: (step(loss), tr.global_step == {at} and die())[0]
+            if {when!r} == "checkpoint":
+                save = checkpoint.torch.save
+                checkpoint.torch.save = lambda obj, f: (save(obj, f),
+                                                        tr.global_step == {at} + 1 and die())
+            tr.train(progress=False)
+        """)
+        proc = subprocess.Popen([sys.executable, "-c", script],
+                                env={**os.environ, "LABKIT_RUNS": str(root)})
+        metrics = root / name / "metrics.jsonl"
+        deadline = time.time() + 300
+        while when == "anytime" and time.time() < deadline and proc.poll() is None:
+            if metrics.exists() and len(metrics.read_text().splitlines()) >= at:
+                break
+            time.sleep(0.01)
+        if when == "anytime":
+            os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=300) == -signal.SIGKILL
+        logged = len(lk.load_run(root / name).metrics)
+        last = checkpoint.steps(root / name)[-1]
+        tr = self.cls.from_run(name)
+        assert tr.global_step == last
+        if last < self.steps:
+            tr.train(self.steps - last, progress=False)
+        return logged, last
+
+
+@pytest.fixture(scope="session")
+def resume():
+    """:class:`Resume`: ``resume(cls, kwargs, steps).stopped(name, at)``, ``resume.metrics(run)``."""
+    return Resume
+
+
+@pytest.fixture(scope="session")
+def heldout_gain():
+    """``heldout_gain(trainer, n)``: held-out sampled accuracy on the first ``n`` held-out
+    prompts before and after ``trainer.train()`` (seed 7): ``(before, after)``."""
+
+    def gain(tr, n: int):
+        probe = tr.task.heldout[:n]
+        acc = (lambda: lk.accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0,
+                                   seed=7))
+        before = acc()
+        tr.train(progress=False)
+        return before, acc()
+
+    return gain

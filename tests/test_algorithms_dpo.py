@@ -2,12 +2,9 @@
 
 import pytest
 import torch
-from peft import LoraConfig, get_peft_model
 
-import labkit as lk
 from labkit.algos.dpo import DPOConfig, DPOTrainer, sequence_logprobs
 from labkit.core import dpo_loss
-from labkit.runs.evaluate import accuracy
 
 PAIRS = [{"prompt": "12+30=", "chosen": "42", "rejected": "43"},
          {"prompt": "05+05=", "chosen": "10", "rejected": "11"}]
@@ -32,10 +29,10 @@ def test_rollout_pairs_prefer_what_the_verifier_accepts():
         assert tr.task.verify(p["chosen"], answer) and not tr.task.verify(p["rejected"], answer)
 
 
-def test_first_step_is_core_dpo_loss_on_summed_logprobs():
+def test_first_step_is_core_dpo_loss_on_summed_logprobs(tiny):
     pair = PAIRS[0]
     tr = DPOTrainer(pairs=[pair], batch_size=2, max_steps=1, beta=0.2)
-    model, tok = lk.load_policy("tiny")
+    model, tok = tiny
     lp = sequence_logprobs(model, tok, [pair["prompt"]] * 2, [pair["chosen"], pair["rejected"]])
     # the summed log-prob is the sum of the per-token log-probs of the answer and eos
     ids = tok(pair["prompt"] + pair["chosen"])["input_ids"] + [tok.eos_token_id]
@@ -50,10 +47,9 @@ def test_first_step_is_core_dpo_loss_on_summed_logprobs():
     assert m["rewards/margins"] > 0  # after one step the chosen answers gained on the rejected
 
 
-def test_dpo_on_a_lora_policy_uses_the_disabled_adapter_as_reference():
-    model, tok = lk.load_policy("tiny")
-    lora = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj"]))
-    tr = DPOTrainer(lora, tokenizer=tok, pairs=PAIRS, batch_size=2, max_steps=3,
+def test_dpo_on_a_lora_policy_uses_the_disabled_adapter_as_reference(lora):
+    lora, tok = lora
+    tr = DPOTrainer(lora, tokenizer=tok, pairs=PAIRS, batch_size=2, max_steps=2,
                     learning_rate=1e-2)
     assert tr.ref_model is None
     tr.train(progress=False)
@@ -61,13 +57,10 @@ def test_dpo_on_a_lora_policy_uses_the_disabled_adapter_as_reference():
 
 
 @pytest.mark.slow
-def test_dpo_improves_heldout_accuracy_on_a_fixed_seed():
+def test_dpo_improves_heldout_accuracy_on_a_fixed_seed(heldout_gain):
     """Offline DPO on correct-vs-incorrect pairs of the initial policy (512 prompts x 8)."""
     tr = DPOTrainer(max_steps=40, pair_prompts=512, beta=0.3, learning_rate=3e-5, seed=0)
-    probe = tr.task.heldout[:500]
-    before = accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0, seed=7)
-    tr.train(progress=False)
-    after = accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0, seed=7)
+    before, after = heldout_gain(tr, 500)
     m = tr.log.metrics
     assert after >= before + 0.05, (before, after)
     assert m["rewards/accuracies"].tail(10).mean() > 0.6

@@ -1,12 +1,12 @@
-"""PPO with a value head: refusals, GAE wiring, the critic learns, the policy improves, resume."""
+"""PPO with a value head: refusals, GAE wiring, the critic learns, the policy improves (resume:
+tests/test_runs_resume.py)."""
 
 import pytest
 import torch
 
 import labkit as lk
 from labkit.algos.ppo import PPOConfig, PPOTrainer
-from labkit.core import gae, kl_k1
-from labkit.runs.evaluate import accuracy
+from labkit.core import gae, kl_k1, whiten
 
 
 def starts_with_one(completions, **kwargs):
@@ -31,18 +31,16 @@ def test_bad_ppo_config_is_refused(kw, message):
 def test_token_rewards_put_the_score_on_the_last_token_and_kl_on_every_token():
     tr = PPOTrainer(prompts_per_step=2, num_generations=2, max_steps=3, beta=0.5, diagnostics=4)
     tr.step()  # move the policy away from pi_ref
-    batch, _examples, rewards, _, _ = tr.collect()
-    with torch.no_grad():
-        batch.old_logp, _, _values = tr.forward(batch)
-        tr._reference_logprobs(batch)
-    mask = batch.completion_mask.float()
-    r_t = tr.token_rewards(batch, rewards, mask)  # [B, T]
-    kl = kl_k1(batch.old_logp, batch.ref_logp) * mask
-    last = batch.lengths - 1
+    r = tr.prepare(tr.collect())
+    kl = kl_k1(r.old_logp, r.ref_logp) * r.loss_mask
     want = -0.5 * kl
-    want[torch.arange(len(rewards)), last] += rewards
-    assert torch.allclose(r_t, want, atol=1e-6)
-    # the logged per-token advantage is GAE on these rewards and values, then whitened
+    want[torch.arange(len(r)), r.lengths - 1] += r.rewards
+    assert torch.allclose(r.token_rewards, want, atol=1e-6)  # [B, T]
+    assert torch.equal(tr.token_rewards(r), r.token_rewards)
+    # advantages and returns are GAE on these rewards and the critic's values, A whitened
+    A, R = gae(r.token_rewards, r.values, r.completion_mask, tr.config.gamma, tr.config.lam)
+    assert torch.allclose(r.returns, R) and torch.allclose(r.advantages, whiten(A, r.loss_mask))
+    # the logged per-token advantage is GAE on the logged rewards and values, then whitened
     row = tr.log.tokens.iloc[-1]
     assert len(row["value"]) == len(row["return"]) == len(row["advantage_t"]) == len(row["tokens"])
     _A, R = gae(torch.tensor([row["reward"]]), torch.tensor([row["value"]]),
@@ -87,6 +85,7 @@ def test_token_rows_hold_grpos_keys_from_the_first_epoch_and_draw_as_grpos():
     assert list(kl.data[0].y) == step[step["sample"] == 3].iloc[0]["k1"]
 
 
+@pytest.mark.slow
 def test_the_critic_learns_value_loss_falls_explained_variance_rises():
     tr = PPOTrainer(reward_funcs=[starts_with_one], prompts_per_step=8, num_generations=4,
                     learning_rate=3e-4, vf_coef=1.0, max_steps=20, seed=0)
@@ -98,34 +97,15 @@ def test_the_critic_learns_value_loss_falls_explained_variance_rises():
 
 
 @pytest.mark.slow
-def test_ppo_improves_heldout_accuracy_on_a_fixed_seed():
+def test_ppo_improves_heldout_accuracy_on_a_fixed_seed(heldout_gain):
     tr = PPOTrainer(prompts_per_step=16, num_generations=4, learning_rate=3e-4, max_steps=30,
                     seed=0)
-    probe = tr.task.heldout[:500]
-    before = accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0, seed=7)
-    tr.train(progress=False)
-    after = accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0, seed=7)
+    before, after = heldout_gain(tr, 500)
     assert after >= before + 0.08, (before, after)
 
 
-def test_ppo_resumes_with_its_value_head(tmp_path, monkeypatch):
-    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
-    kw = {"prompts_per_step": 4, "num_generations": 2, "lr_scheduler_type": "constant",
-          "max_steps": 100, "seed": 1}
-    PPOTrainer(run_name="a", **kw).train(4, progress=False)
-    PPOTrainer(run_name="b", **kw).train(2, progress=False)
-    tr = PPOTrainer.from_run("b")
-    assert isinstance(tr, PPOTrainer) and tr.global_step == 2
-    tr.train(2, progress=False)
-    cols = ["reward/mean", "vf/loss", "vf/explained_var", "loss", "kl/k1"]
-    assert lk.load_run(tmp_path / "a").metrics[cols].equals(lk.load_run(tmp_path / "b").metrics[cols])
-
-
-def test_ppo_on_a_lora_policy_trains_the_adapter_and_the_value_head_only():
-    from peft import LoraConfig, get_peft_model
-
-    model, tok = lk.load_policy("tiny")
-    lora = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+def test_ppo_on_a_lora_policy_trains_the_adapter_and_the_value_head_only(lora):
+    lora, tok = lora
     tr = PPOTrainer(lora, tokenizer=tok, prompts_per_step=4, num_generations=2, max_steps=2)
     assert tr.ref_model is None and tr.adapter_ref
     n_adapter = sum(p.numel() for p in lora.parameters() if p.requires_grad)

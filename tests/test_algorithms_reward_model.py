@@ -21,9 +21,8 @@ from labkit.algos.reward_model import (
     load_reward_model,
     train_reward_model,
 )
-from labkit.models.rollout import tokenize_pairs
 from labkit.core import bradley_terry_loss
-from labkit.models.rollout import completion_logprobs
+from labkit.models.rollout import completion_logprobs, tokenize_pairs
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -55,10 +54,10 @@ def test_scores_start_equal_and_the_reward_has_trls_signature():
     assert "rewards/reward_model/mean" in tr.step()
 
 
-def test_logprob_readout_starts_as_the_policys_log_likelihood():
+def test_logprob_readout_starts_as_the_policys_log_likelihood(tiny):
     """head+logprob with the zero head: r(x, y) = sum_t log pi(y_t | x, y_<t), eos included."""
     rm = RewardModel("tiny", readout="head+logprob").eval()
-    policy, tok = lk.load_policy("tiny")
+    policy, tok = tiny
     prompts, texts = ["12+30=", "07+05=", "99+99="], ["42", "1", "198"]
     b = tokenize_pairs(tok, list(zip(prompts, texts)))
     with torch.no_grad():
@@ -77,11 +76,11 @@ def test_near_misses_are_wrong_and_close():
         near_miss("7", "sign", rng)
 
 
-def test_the_shipped_rm_ranks_the_policys_own_heldout_near_misses(tmp_path):
+def test_the_shipped_rm_ranks_the_policys_own_heldout_near_misses(tmp_path, tiny):
     """The shipped policy's correct vs incorrect samples of held-out prompts (never trained on;
     sampled with a seed the build script did not use), e.g. 38+37= -> 75 vs 74."""
     task, rm = lk.get_task("addition"), load_reward_model("tiny-addition-rm")
-    policy, tok = lk.load_policy("tiny")
+    policy, tok = tiny
     near = rollout_pairs(policy, tok, task, task.heldout[:600], 8, seed=11)
     clear = demonstration_pairs(task, task.heldout[:300], seed=11)
     train_prompts = {e.prompt for e in task.train}
@@ -93,10 +92,10 @@ def test_the_shipped_rm_ranks_the_policys_own_heldout_near_misses(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_short_training_run_learns_to_rank_near_misses():
+def test_a_short_training_run_learns_to_rank_near_misses(tiny):
     """60 steps of 32 near-miss pairs from train prompts, head+logprob readout, from the policy."""
     task = lk.get_task("addition")
-    policy, tok = lk.load_policy("tiny")
+    policy, tok = tiny
     held = rollout_pairs(policy, tok, task, task.heldout[:400], 8, seed=1)
     train = near_miss_pairs(task, task.train, 2, seed=0) + demonstration_pairs(task, task.train)
     random.Random(0).shuffle(train)
@@ -111,7 +110,7 @@ def test_a_short_training_run_learns_to_rank_near_misses():
 
 
 @pytest.mark.slow
-def test_the_scalar_head_alone_learns_clear_errors_not_near_misses():
+def test_the_scalar_head_alone_learns_clear_errors_not_near_misses(tiny):
     """InstructGPT's readout w^T h_eos on the same budget: clear errors yes, near misses no."""
     task = lk.get_task("addition")
     train = demonstration_pairs(task, task.sample_prompts(2048, random.Random(0)), seed=0)
@@ -120,6 +119,6 @@ def test_the_scalar_head_alone_learns_clear_errors_not_near_misses():
     m = log.metrics.dropna(subset=["heldout/accuracy"])
     assert m["heldout/accuracy"].iloc[0] < 0.8  # it starts close to chance
     assert rm.accuracy(held) > 0.9
-    policy, tok = lk.load_policy("tiny")
+    policy, tok = tiny
     near = rollout_pairs(policy, tok, task, task.heldout[:400], 8, seed=1)
     assert rm.accuracy(near) < 0.75  # 75 vs 74: the eos state alone has not learnt to add

@@ -3,9 +3,12 @@
 import subprocess
 import sys
 
+import pytest
+
 import labkit as lk
 
 
+@pytest.mark.slow  # 3 GRPO steps and the HTML report, in a new process
 def test_demo_prints_accuracy_last_and_writes_report(tmp_path):
     out = tmp_path / "demo"
     proc = subprocess.run(

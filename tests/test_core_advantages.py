@@ -55,6 +55,23 @@ def test_zero_spread_groups_give_zeros_never_nan():
     assert torch.equal(group_advantages(torch.ones(4), 4, eps=0.0), torch.zeros(4))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("eps", [0.0, 1e-4])
+def test_ties_broken_by_rounding_give_exactly_zero(dtype, eps):
+    # mean([0.1] * 7) is not 0.1 in float32: before, every advantage was -0.93 with eps = 0
+    for v in (0.1, 0.3, 0.7, 0.9, 1 / 3, 2 / 3, 1.1, 123.456):
+        for G in range(2, 8):
+            for scale in ("group", "batch", "none"):
+                out = group_advantages(torch.full((G,), v, dtype=dtype), G, scale, eps=eps)
+                assert torch.equal(out, torch.zeros(G, dtype=dtype)), (v, G, scale)
+    r = torch.tensor([0.1 + 0.2, 0.3, 0.3, 0.0, 1.0, 0.25], dtype=torch.float64)  # 1 ulp apart
+    out = group_advantages(r, 3, eps=eps)
+    assert torch.equal(out[:3], torch.zeros(3, dtype=torch.float64)) and (out[3:] != 0).all()
+    # a difference the dtype resolves is kept: the z-score is scale-free
+    tiny = group_advantages(torch.tensor([1.0, 1.0 + 1e-12], dtype=torch.float64), 2, eps=0.0)
+    torch.testing.assert_close(tiny, torch.tensor([-1.0, 1.0], dtype=torch.float64) / 2**0.5)
+
+
 def test_rloo_by_hand_and_identity():
     r = torch.tensor([1.0, 0.0, 0.0, 1.0, 2.0, 4.0])
     # group 1: 1 - (0+0)/2 = 1, 0 - (1+0)/2 = -0.5, ...; group 2: 1 - 3, 2 - 2.5, 4 - 1.5

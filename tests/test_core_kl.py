@@ -129,6 +129,43 @@ def test_k3_clamp_is_exactly_the_documented_bound():
     torch.testing.assert_close(kl_k3(x, torch.zeros(1)), torch.tensor([math.exp(19) - 1 - 19]))
 
 
+def verl_low_var_kl(logp, ref_logp):
+    """verl/trainer/ppo/core_algos.py kl_penalty("low_var_kl"), transcribed."""
+    kl = (ref_logp - logp).clamp(-20, 20)
+    return (kl.exp() - kl - 1).clamp(-10, 10)
+
+
+def test_k3_clamp_equals_verls_low_var_kl_and_default_is_unclamped():
+    torch.manual_seed(0)
+    lp, ref = torch.randn(10_000) * 30, torch.randn(10_000) * 30  # |log r| up to ~150
+    lp[:4], ref[:4] = torch.tensor([-1e4, 0.0, -25.0, 0.0]), torch.tensor([0.0, -1e4, 0.0, -25.0])
+    torch.testing.assert_close(kl_k3(lp, ref, clamp=10.0), verl_low_var_kl(lp, ref))
+    torch.testing.assert_close(kl_estimate(lp, ref, "k3", clamp=10.0), verl_low_var_kl(lp, ref))
+    assert kl_k3(lp, ref).max() > 1e8  # the default is TRL's unbounded k3
+    with pytest.raises(ValueError, match="k3 only"):
+        kl_estimate(lp, ref, "k2", clamp=10.0)
+
+
+def test_k3_is_takes_a_ratio_or_old_logp_not_both():
+    lp, ref, old = torch.tensor([[-1.0, -2.0]]), torch.tensor([[-2.0, -1.0]]), torch.tensor([[-1.5, -2.0]])
+    by_old = kl_k3_is(lp, ref, old)
+    assert torch.equal(by_old, kl_k3_is(lp, ref, ratio=(lp - old).exp()))
+    seq = torch.tensor([[2.0]])  # a GSPO sequence ratio [B, 1] broadcasts over tokens
+    assert torch.equal(kl_k3_is(lp, ref, ratio=seq), 2.0 * kl_k3(lp, ref))
+    for bad in ({}, {"old_logp": old, "ratio": seq}):
+        with pytest.raises(ValueError, match="exactly one"):
+            kl_k3_is(lp, ref, **bad)
+
+
+def test_kl_exact_and_fp16_edges():
+    inf = float("inf")
+    lg = torch.tensor([[0.0, 1.0, -inf]])
+    assert kl_exact(lg, lg).item() == 0  # was NaN: 0 * (-inf - -inf)
+    assert kl_exact(torch.tensor([0.0, 0.0]), torch.tensor([0.0, -inf])).item() == inf  # true value
+    half = kl_k3(torch.tensor([-30.0], dtype=torch.float16), torch.zeros(1, dtype=torch.float16))
+    assert half.dtype == torch.float32 and torch.isfinite(half).all()  # was inf in fp16
+
+
 def test_single_token_and_empty():
     assert kl_k3(torch.tensor([-0.5]), torch.tensor([-0.5])).shape == (1,)
     assert kl_k3(torch.empty(0), torch.empty(0)).shape == (0,)

@@ -13,7 +13,8 @@ from labkit.core import (
     token_weights,
     value_loss,
 )
-from labkit.core.policy import LOSS_TYPES, _kl_term
+from labkit.core.policy import LOSS_TYPES
+from labkit.core.surrogate import clipped_surrogate, importance_ratio, kl_penalty
 
 MASK = torch.tensor([[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
 
@@ -114,6 +115,47 @@ def test_per_token_advantages_and_per_token_stats():
         assert key in st
 
 
+@pytest.mark.parametrize("loss_type", LOSS_TYPES)
+@pytest.mark.parametrize("level", ["token", "sequence"])
+def test_policy_loss_is_the_sum_of_its_pieces(loss_type, level):
+    g = torch.Generator().manual_seed(4)
+    logp, old, ref = (torch.randn(3, 4, generator=g) - 1 for _ in range(3))
+    adv = torch.randn(3, generator=g)
+    kw = {"epsilon_high": 5.0 if loss_type == "cispo" else 0.28, "delta": 1.5}
+    loss, st = policy_loss(logp, old, adv, MASK, loss_type=loss_type,
+                           importance_sampling_level=level, ref_logp=ref, beta=0.1, **kw)
+    ratio, r_info = importance_ratio(logp, old, MASK, level)
+    l_pg, c_info = clipped_surrogate(ratio, adv, logp, MASK.long(), loss_type=loss_type,
+                                     level=level, **kw)  # any 0/1 mask dtype
+    kl, k_info = kl_penalty(logp, ref, ratio, MASK.bool())
+    w = token_weights(MASK, loss_type)
+    assert torch.equal(loss, (w * l_pg).sum() + 0.1 * (w * kl).sum())
+    for info in (r_info, c_info, k_info):
+        for k, v in info.items():
+            assert k == "per_token" or torch.equal(st[k], v), k
+    assert list(st) == ["clip/ratio_low", "clip/ratio_high", "clip/region", "ratio/mean",
+                        "ratio/min", "ratio/max", "loss/policy", "loss/kl", "clip/delta", "kl",
+                        "kl/k1", "kl/k2", "kl/k3", "per_token"]
+
+
+def test_policy_loss_options_are_keyword_only():
+    z = torch.zeros(1, 2)
+    with pytest.raises(TypeError):
+        policy_loss(z, z, torch.zeros(1), torch.ones(1, 2), "dapo")
+
+
+def test_padding_garbage_does_not_reach_the_loss():
+    nan, inf = float("nan"), float("inf")
+    m = torch.tensor([[1.0, 1.0, 0.0]])
+    lp = torch.tensor([[-0.5, -1.0, -inf]], requires_grad=True)
+    clean, st = policy_loss(lp, torch.tensor([[-0.6, -1.1, nan]]), torch.tensor([1.0]), m,
+                            importance_sampling_level="sequence",
+                            ref_logp=torch.tensor([[-0.4, -1.2, nan]]), beta=0.04)
+    (g,) = torch.autograd.grad(clean, lp)  # was NaN (loss and gradient) before the fix
+    assert torch.isfinite(clean) and torch.isfinite(g).all() and g[0, 2] == 0
+    assert all(torch.isfinite(v).all() for k, v in st.items() if k != "per_token")
+
+
 # ---------------------------------------------------------------- autograd identities
 
 def batch(seed=0, dtype=torch.float64):
@@ -150,7 +192,7 @@ def test_is_corrected_kl_term_has_the_reverse_kl_gradient_off_policy(estimator):
     ref_logits = torch.randn(6, generator=g, dtype=torch.float64)
     old = (theta.detach() + torch.randn(6, generator=g, dtype=torch.float64)).log_softmax(-1)
     logp, ref = theta.log_softmax(-1), ref_logits.log_softmax(-1)
-    term = _kl_term(logp, ref, (logp - old).exp(), estimator, correction=True)
+    term, _ = kl_penalty(logp, ref, (logp - old).exp(), torch.ones_like(logp), estimator=estimator)
     (grad,) = torch.autograd.grad((old.exp() * term).sum(), theta)
     (g_true,) = torch.autograd.grad(kl_exact(theta, ref_logits), theta)
     torch.testing.assert_close(grad, g_true)

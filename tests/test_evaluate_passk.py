@@ -13,8 +13,8 @@ def test_pass_at_k_is_the_combinatorial_definition(n, c, k):
     assert pass_at_k(n, c, k) == pytest.approx(1 - comb(n - c, k) / comb(n, k))
 
 
-def test_pass_and_majority_on_the_tiny_policy():
-    model, tok = lk.load_policy("tiny")
+def test_pass_and_majority_on_the_tiny_policy(tiny):
+    model, tok = tiny
     task = lk.get_task("addition")
     probe = task.heldout[:100]
     r = pass_and_majority(model, tok, task, probe, n=8, ks=(1, 4, 8), seed=3)

@@ -5,7 +5,7 @@ import torch
 
 import labkit as lk
 from labkit.models.policy import char_tokenizer, load_policy, tiny_policy
-from labkit.models.rollout import Batch, completion_logprobs, rollout
+from labkit.models.rollout import Rollout, completion_logprobs, rollout
 from labkit.tasks import get_task
 
 
@@ -53,7 +53,7 @@ def test_left_padding_does_not_change_log_probs():
     model.eval()
     g = torch.Generator().manual_seed(0)
     both = rollout(model, tok, ["1+2=", "10+20="], 5, temperature=1.0, generator=g)
-    alone = Batch(both.prompt_ids[:1, 2:], both.prompt_mask[:1, 2:], both.completion_ids[:1],
+    alone = Rollout(both.prompt_ids[:1, 2:], both.prompt_mask[:1, 2:], both.completion_ids[:1],
                   both.completion_mask[:1], both.truncated[:1], both.prompts[:1],
                   both.completions[:1])
     with torch.no_grad():
@@ -62,9 +62,9 @@ def test_left_padding_does_not_change_log_probs():
     torch.testing.assert_close(lp_both[0][m], lp_alone[0][m], atol=1e-5, rtol=1e-5)
 
 
-def test_greedy_sampling_matches_full_forward_argmax():
+def test_greedy_sampling_matches_full_forward_argmax(tiny):
     """The KV-cache sampler and a plain forward pass agree on every greedy token."""
-    model, tok = lk.load_policy("tiny")
+    model, tok = tiny
     b = rollout(model, tok, ["07+35=", "5+5=", "99+99="], 4, temperature=0)
     with torch.no_grad():
         _, logits = completion_logprobs(model, b, return_logits=True)
@@ -76,8 +76,8 @@ def test_greedy_sampling_matches_full_forward_argmax():
         assert row[n - 1] == tok.eos_token_id or n == 4
 
 
-def test_top_k_1_is_greedy():
-    model, tok = lk.load_policy("tiny")
+def test_top_k_1_is_greedy(tiny):
+    model, tok = tiny
     prompts = [e.prompt for e in get_task("addition").heldout[:32]]
     greedy = rollout(model, tok, prompts, 4, temperature=0)
     topk1 = rollout(model, tok, prompts, 4, temperature=1.0, top_k=1,

@@ -41,7 +41,7 @@ def grouped_batch(model, tok, G=4, n=6, T=5, seed=0):
 
 @pytest.fixture(scope="module")
 def policy64():
-    model, tok = lk.load_policy("tiny")
+    model, tok = lk.load_policy("tiny")  # once for the module: the tests only read it
     return model.double(), tok
 
 
@@ -75,8 +75,8 @@ def test_logits_and_gradients_equal_a_plain_forward(policy64):
         assert (x - y).norm() <= 1e-5 * x.norm() + 1e-9
 
 
-def test_one_token_completions_and_lora_adapter_on_and_off():
-    model, tok = lk.load_policy("tiny")
+def test_one_token_completions_and_lora_adapter_on_and_off(tiny):
+    model, tok = tiny
     lora = lk.models.add_lora(model.double(), r=4, alpha=8)
     torch.nn.init.normal_(lora.base_model.model.model.layers[0].self_attn.q_proj.lora_B.default
                           .weight, std=0.1)  # a non-zero adapter, so on and off differ
@@ -91,8 +91,8 @@ def test_one_token_completions_and_lora_adapter_on_and_off():
     assert (on - off).abs().max() > 1e-3
 
 
-def test_greedy_sampling_of_a_grouped_batch_equals_each_prompt_alone():
-    model, tok = lk.load_policy("tiny")
+def test_greedy_sampling_of_a_grouped_batch_equals_each_prompt_alone(tiny):
+    model, tok = tiny
     prompts = ["7+5=", "123+456=", "7+5=", "40+2=", "123+456="]
     b = rollout(model, tok, prompts, 6, temperature=0.0)
     for i, p in enumerate(prompts):

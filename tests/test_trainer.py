@@ -8,7 +8,6 @@ import pytest
 import labkit as lk
 from labkit.algos.config import GRPOConfig
 from labkit.rewards import RewardError
-from labkit.runs.evaluate import accuracy
 
 
 @pytest.mark.parametrize("kw, field", [
@@ -31,15 +30,14 @@ def test_unknown_reward_name_and_weight_mismatch_are_refused():
         lk.GRPOTrainer(reward_funcs=["exact_match"], reward_weights=[1.0, 2.0])
 
 
-def test_run_log_is_written_as_the_run_goes(tmp_path, monkeypatch):
-    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
-    tr = lk.GRPOTrainer(run_name="r", max_steps=3, num_generations=4, prompts_per_step=4,
+def test_run_log_is_written_as_the_run_goes(runs):
+    tr = lk.GRPOTrainer(run_name="r", max_steps=2, num_generations=4, prompts_per_step=4,
                         beta=0.04, diagnostics=2)
     tr.train(progress=False)
-    run = lk.load_run(tmp_path / "r")
-    assert json.loads((tmp_path / "r" / "config.json").read_text())["beta"] == 0.04
+    run = lk.load_run(runs / "r")
+    assert json.loads((runs / "r" / "config.json").read_text())["beta"] == 0.04
     m, s, t = run.metrics, run.samples, run.tokens
-    assert list(m["step"]) == [1, 2, 3] and len(s) == 3 * 16 and len(t) == 3 * 2
+    assert list(m["step"]) == [1, 2] and len(s) == 2 * 16 and len(t) == 2 * 2
     for key in ["reward/mean", "rewards/digit_partial/mean", "adv/frac_zero_std", "kl/k1",
                 "kl/k2", "kl/k3", "clip/ratio_low", "len/mean", "len/correct", "len/incorrect",
                 "len/truncated_frac", "entropy", "grad_norm"]:
@@ -51,11 +49,10 @@ def test_run_log_is_written_as_the_run_goes(tmp_path, monkeypatch):
     assert (sums.abs() < 1e-4).all()
     row = t.iloc[0]
     assert len(row["tokens"]) == len(row["logp"]) == len(row["ratio"]) == len(row["k3"])
-    assert isinstance(pd.read_json(tmp_path / "r" / "samples.jsonl", lines=True), pd.DataFrame)
+    assert isinstance(pd.read_json(runs / "r" / "samples.jsonl", lines=True), pd.DataFrame)
 
 
-def test_a_failing_reward_stops_with_its_name_and_keeps_the_log(tmp_path, monkeypatch):
-    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
+def test_a_failing_reward_stops_with_its_name_and_keeps_the_log(runs):
     calls = []
 
     def flaky(completions, **kwargs):
@@ -68,7 +65,7 @@ def test_a_failing_reward_stops_with_its_name_and_keeps_the_log(tmp_path, monkey
                         prompts_per_step=2)
     with pytest.raises(RewardError, match="'flaky' raised KeyError"):
         tr.train(progress=False)
-    assert list(lk.load_run(tmp_path / "f").metrics["step"]) == [1, 2]
+    assert list(lk.load_run(runs / "f").metrics["step"]) == [1, 2]
     assert tr.global_step == 2
 
 
@@ -85,26 +82,22 @@ def test_update_is_validated_and_applied_between_steps():
 
 
 @pytest.mark.slow
-def test_grpo_improves_heldout_accuracy_on_a_fixed_seed():
+def test_grpo_improves_heldout_accuracy_on_a_fixed_seed(heldout_gain):
     """A short run of the demo's configuration on seed 0 lifts held-out sampled accuracy."""
     from labkit.cli import DEMO_DEFAULTS
 
     cfg = {**DEMO_DEFAULTS, "max_steps": 60, "seed": 0}
     tr = lk.GRPOTrainer(reward_funcs=cfg.pop("reward_funcs"), track_kl=False, **cfg)
-    probe = tr.task.heldout[:1000]
-    before = accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0, seed=7)
-    tr.train(progress=False)
-    after = accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0, seed=7)
+    before, after = heldout_gain(tr, 1000)
     m = tr.log.metrics
     assert after >= before + 0.10, (before, after)
     assert m["reward/mean"].tail(10).mean() > m["reward/mean"].head(10).mean()
 
 
-def test_a_new_run_under_a_used_name_keeps_the_old_one(tmp_path, monkeypatch):
-    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
+def test_a_new_run_under_a_used_name_keeps_the_old_one(runs):
     for _ in range(2):
         lk.GRPOTrainer(run_name="same", max_steps=1, num_generations=2,
                        prompts_per_step=2).train(progress=False)
-    assert len(lk.load_run(tmp_path / "same.prev-1").metrics) == 1
-    assert len(lk.load_run(tmp_path / "same").metrics) == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["same", "same.prev-1"]
+    assert len(lk.load_run(runs / "same.prev-1").metrics) == 1
+    assert len(lk.load_run(runs / "same").metrics) == 1
+    assert sorted(p.name for p in runs.iterdir()) == ["same", "same.prev-1"]

@@ -24,14 +24,17 @@ from labkit.core.logprobs import entropy_from_logits, masked_mean, masked_sum, t
 from labkit.core.losses import value_loss
 from labkit.core.policy import policy_loss, token_weights
 from labkit.core.preference import bradley_terry_loss, dpo_loss
+from labkit.core.surrogate import clipped_surrogate, importance_ratio, kl_penalty
 
 __all__ = [
     "bradley_terry_loss",
+    "clipped_surrogate",
     "discounted_returns",
     "dpo_loss",
     "entropy_from_logits",
     "gae",
     "group_advantages",
+    "importance_ratio",
     "kl_estimate",
     "kl_exact",
     "kl_k1",
@@ -39,6 +42,7 @@ __all__ = [
     "kl_k3",
     "kl_k3_is",
     "kl_k3_st",
+    "kl_penalty",
     "masked_mean",
     "masked_sum",
     "policy_loss",

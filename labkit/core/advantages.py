@@ -6,15 +6,24 @@ them out), G generations per prompt, T time steps / tokens.
 Departures from the papers, on purpose:
 - ``group_advantages`` adds ``eps = 1e-4`` to the std, as TRL does, so a group whose rewards are
   all equal gets zero advantages instead of 0/0 = NaN.
+- ``group_advantages`` treats a group whose rewards agree to within float rounding as all-equal
+  (advantages exactly 0): max - min <= G * eps_dtype * max|r|, the tolerance numpy's
+  ``matrix_rank`` uses for a zero singular value (S.max() * max(M, N) * eps). Without it, ties
+  that rounding broke (0.1 + 0.2 vs 0.3; a mean that is one ulp off) came out as +-1 advantages
+  with ``eps=0``. TRL has no such test; it differs only for such groups (there TRL gives
+  rounding noise / 1e-4).
 - ``gae`` and ``discounted_returns`` take a mask whose valid steps are a prefix of each row
   (padded episodes / completions); the recursion is cut at the end of that prefix and bootstraps
   from ``next_value`` there.
+- Masks select, never multiply (``labkit.core.numerics``): NaN or inf at padding cannot leak.
+  fp16/bf16 are computed in float32, float64 stays float64.
 """
 
 from __future__ import annotations
 
 import torch
 
+from labkit.core.numerics import float_dtype, where_valid
 from labkit.core.options import BASELINES, SCALE_REWARDS, STD_KINDS, choose
 
 
@@ -34,7 +43,15 @@ def _grouped(rewards: torch.Tensor, num_generations: int) -> torch.Tensor:
             f"rewards must be 1-D with a length divisible by num_generations={num_generations}; "
             f"got shape {tuple(rewards.shape)}. Lay out the G completions of a prompt together."
         )
-    return rewards.to(_dtype(rewards)).view(-1, num_generations)  # [B/G, G]
+    return rewards.to(float_dtype(rewards)).view(-1, num_generations)  # [B/G, G]
+
+
+def _tied(r: torch.Tensor) -> torch.Tensor:
+    """[B/G, G] -> [B/G, 1]: groups whose spread is within float rounding of their scale,
+    max - min <= G eps max|r| (numpy ``matrix_rank``'s tolerance for a zero singular value)."""
+    G, eps = r.shape[1], torch.finfo(r.dtype).eps
+    spread = r.amax(1, keepdim=True) - r.amin(1, keepdim=True)  # [B/G, 1]
+    return spread <= G * eps * r.abs().amax(1, keepdim=True)
 
 
 def group_advantages(
@@ -49,7 +66,8 @@ def group_advantages(
     Source: DeepSeekMath (2402.03300) eq. 3 ("outcome supervision"); Dr. GRPO (2503.20783) drops
     the std (``scale_rewards="none"``); TRL's ``scale_rewards="batch"`` keeps the group mean but
     divides by the std of the whole batch. ``std="unbiased"`` (n-1, TRL's and torch's default)
-    or ``"population"`` (n). An all-equal group gives exactly zero (never NaN).
+    or ``"population"`` (n). An all-equal group gives exactly zero (never NaN), also when its
+    rewards differ by rounding only (``_tied``: max - min <= G eps_dtype max|r|; see the header).
 
     rewards: [B] with B = prompts x G, groups contiguous -> advantages [B].
 
@@ -62,10 +80,12 @@ def group_advantages(
     tensor([ 0.5000, -0.5000, -0.5000,  0.5000])
     >>> group_advantages(torch.ones(4), 4)
     tensor([0., 0., 0., 0.])
+    >>> group_advantages(torch.tensor([0.1 + 0.2, 0.3, 0.3], dtype=torch.float64), 3, eps=0.0)
+    tensor([0., 0., 0.], dtype=torch.float64)
     """
     choose("scale_rewards", scale_rewards, SCALE_REWARDS)
     r = _grouped(rewards, num_generations)  # [B/G, G]
-    centered = r - r.mean(1, keepdim=True)  # [B/G, G]
+    centered = torch.where(_tied(r), 0.0, r - r.mean(1, keepdim=True))  # [B/G, G]
     if scale_rewards == "none":
         choose("std", std, STD_KINDS)
         return centered.reshape(-1)  # [B]
@@ -118,11 +138,6 @@ def reinforce_advantages(
     return (r - b).reshape(-1)  # [B]
 
 
-def _dtype(x: torch.Tensor) -> torch.dtype:
-    """At least float32 (ints, bf16 -> float32); float64 stays float64."""
-    return torch.promote_types(x.dtype, torch.float32)
-
-
 def _check_prefix(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     mask = mask.to(dtype)  # [B, T]
     if mask.dim() != 2 or (mask[:, 1:] > mask[:, :-1]).any():
@@ -156,9 +171,9 @@ def gae(
     >>> A, R
     (tensor([[0.5000, 0.5000]]), tensor([[1., 1.]]))
     """
-    dtype = torch.promote_types(_dtype(rewards), values.dtype)
+    dtype = float_dtype(rewards, values)
     mask = _check_prefix(mask, dtype)  # [B, T]
-    rewards, values = rewards.to(dtype) * mask, values.to(dtype) * mask  # [B, T]
+    rewards, values = where_valid(rewards.to(dtype), mask), where_valid(values.to(dtype), mask)
     B, T = rewards.shape
     zeros = rewards.new_zeros(B)  # [B]
     v_end = zeros if next_value is None else next_value.to(dtype).reshape(B)  # [B]
@@ -166,11 +181,11 @@ def gae(
     a_next = zeros  # [B]: A_{t+1}, 0 past the valid prefix
     for t in reversed(range(T)):
         m_next = mask[:, t + 1] if t + 1 < T else zeros  # [B]: is t+1 still valid?
-        v_next = m_next * values[:, t + 1 if t + 1 < T else t] + (1 - m_next) * v_end  # [B]
+        v_next = torch.where(m_next != 0, values[:, min(t + 1, T - 1)], v_end)  # [B]
         delta = rewards[:, t] + gamma * v_next - values[:, t]  # [B]
-        a_next = (delta + gamma * lam * m_next * a_next) * mask[:, t]  # [B]
+        a_next = where_valid(delta + gamma * lam * m_next * a_next, mask[:, t])  # [B]
         adv[:, t] = a_next
-    return adv, (adv + values) * mask
+    return adv, where_valid(adv + values, mask)
 
 
 def discounted_returns(rewards: torch.Tensor, mask: torch.Tensor, gamma: float) -> torch.Tensor:
@@ -182,15 +197,15 @@ def discounted_returns(rewards: torch.Tensor, mask: torch.Tensor, gamma: float) 
     >>> discounted_returns(torch.tensor([[1., 0., 2., 5.]]), torch.tensor([[1, 1, 1, 0]]), 0.5)
     tensor([[1.5000, 1.0000, 2.0000, 0.0000]])
     """
-    mask = _check_prefix(mask, _dtype(rewards))  # [B, T]
-    rewards = rewards.to(mask.dtype) * mask  # [B, T]
+    mask = _check_prefix(mask, float_dtype(rewards))  # [B, T]
+    rewards = where_valid(rewards.to(mask.dtype), mask)  # [B, T]
     B, T = rewards.shape
     out = rewards.new_zeros(B, T)  # [B, T]
     g = rewards.new_zeros(B)  # [B]
     for t in reversed(range(T)):
         g = rewards[:, t] + gamma * g  # [B]; rewards past the prefix are 0
         out[:, t] = g
-    return out * mask
+    return where_valid(out, mask)
 
 
 def whiten(
@@ -206,12 +221,13 @@ def whiten(
     tensor([-1.,  0.,  1.,  0.])
     """
     choose("std", std, STD_KINDS)
+    x = where_valid(x.to(float_dtype(x)), mask)  # 0 at padding, whatever it held
     mask = mask.to(x.dtype)
     n = mask.sum()
-    mean = (x * mask).sum() / n.clamp(min=1)
+    mean = x.sum() / n.clamp(min=1)
     dof = (n - 1).clamp(min=1) if std == "unbiased" else n.clamp(min=1)
-    var = (((x - mean) * mask) ** 2).sum() / dof
+    var = (where_valid(x - mean, mask) ** 2).sum() / dof
     out = (x - mean) * torch.rsqrt(var + 1e-8)
     if not shift_mean:
         out = out + mean
-    return out * mask
+    return where_valid(out, mask)

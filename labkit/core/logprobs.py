@@ -1,32 +1,39 @@
-"""Token log-probabilities, masked reductions and entropy: the plumbing under every loss."""
+"""Token log-probabilities, masked reductions and entropy: the plumbing under every loss.
+
+Computed in float32 at least (fp16/bf16 lifted), float64 kept; masks select (padding may hold
+-inf or NaN and never reaches a sum), see ``labkit.core.numerics``.
+"""
 
 from __future__ import annotations
 
 import torch
+
+from labkit.core.numerics import float_dtype, where_valid
 
 
 def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """log pi(y_t | y_<t) of the given tokens.
 
     logits: [B, T, V] (already aligned so logits[:, t] predicts ids[:, t]); ids: [B, T] -> [B, T].
-    Uses log_softmax in float32, which cannot overflow. ``temperature`` divides the logits the way
+    Uses log_softmax in float32 (float64 kept), which cannot overflow. ``temperature`` divides the logits the way
     sampling did, so training log-probs match the sampling distribution.
 
     >>> logits = torch.zeros(1, 2, 4)  # uniform over 4 tokens
     >>> token_logprobs(logits, torch.tensor([[0, 3]])).exp()
     tensor([[0.2500, 0.2500]])
     """
-    logits = logits.float() / temperature  # [B, T, V]
+    logits = logits.to(float_dtype(logits)) / temperature  # [B, T, V]
     return torch.gather(logits.log_softmax(-1), -1, ids.unsqueeze(-1)).squeeze(-1)  # [B, T]
 
 
 def masked_sum(x: torch.Tensor, mask: torch.Tensor, dim=None) -> torch.Tensor:
-    """Sum of x where mask is 1.
+    """Sum of x where mask is 1; whatever x holds elsewhere (NaN, inf) is ignored.
 
-    >>> masked_sum(torch.tensor([1., 2., 3.]), torch.tensor([1, 0, 1]))
-    tensor(4.)
+    >>> masked_sum(torch.tensor([1., 2., float("nan")]), torch.tensor([1, 1, 0]))
+    tensor(3.)
     """
-    return (x * mask).sum() if dim is None else (x * mask).sum(dim)
+    x = where_valid(x.to(float_dtype(x, mask)), mask)
+    return x.sum() if dim is None else x.sum(dim)
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim=None) -> torch.Tensor:
@@ -37,15 +44,21 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim=None) -> torch.Tensor:
     >>> masked_mean(torch.tensor([1., 2.]), torch.tensor([0, 0]))
     tensor(0.)
     """
-    mask = mask.to(x.dtype)
+    mask = mask.to(float_dtype(x))
     return masked_sum(x, mask, dim) / mask.sum(dim).clamp(min=1.0)
 
 
 def entropy_from_logits(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """H(pi(. | y_<t)) = -sum_v p_v log p_v per position: [B, T, V] -> [B, T].
 
+    Vocab entries with logit -inf (top-k / top-p masking) add 0 log 0 = 0, not NaN.
+
     >>> entropy_from_logits(torch.zeros(1, 1, 4))  # uniform: log 4
     tensor([[1.3863]])
+    >>> entropy_from_logits(torch.tensor([[[0.0, 0.0, -float("inf")]]]))  # log 2
+    tensor([[0.6931]])
     """
-    logp = (logits.float() / temperature).log_softmax(-1)  # [B, T, V]
-    return -(logp.exp() * logp).sum(-1)  # [B, T]
+    logp = (logits.to(float_dtype(logits)) / temperature).log_softmax(-1)  # [B, T, V]
+    p = logp.exp()  # [B, T, V]
+    # select before multiplying: 0 * -inf is NaN, and so would be its gradient
+    return -(p * torch.where(p > 0, logp, 0.0)).sum(-1)  # [B, T]

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import torch
 
+from labkit.core.numerics import float_dtype, where_valid
 from labkit.core.options import LOSS_TYPES
 from labkit.core.policy import policy_loss, token_weights
 from labkit.core.preference import bradley_terry_loss, dpo_loss
+from labkit.core.surrogate import clipped_surrogate, importance_ratio, kl_penalty
 
-__all__ = ["LOSS_TYPES", "bradley_terry_loss", "dpo_loss", "policy_loss", "token_weights",
-           "value_loss"]
+__all__ = ["LOSS_TYPES", "bradley_terry_loss", "clipped_surrogate", "dpo_loss",
+           "importance_ratio", "kl_penalty", "policy_loss", "token_weights", "value_loss"]
 
 
 def value_loss(
@@ -31,17 +33,21 @@ def value_loss(
     1/2 mean (V - R)^2. values, old_values, returns, mask: [B, T] (or any equal shapes).
 
     stats: ``vf/clipfrac`` (fraction of valid tokens where the clipped term is larger),
-    ``vf/value_mean``, ``vf/explained_var`` (1 - Var[R - V] / Var[R]), ``loss``.
+    ``vf/value_mean``, ``vf/explained_var`` (1 - Var[R - V] / Var[R]), ``loss``. Padding may
+    hold anything (NaN, inf): it is replaced by 0 first; fp16/bf16 are computed in float32.
 
     >>> v, old, R = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 0.0]), torch.tensor([1.0, 1.0])
     >>> value_loss(v, old, R, torch.ones(2), clip=0.5)[0]  # (max(0, 0.25) + max(1, 1)) / 4
     tensor(0.3125)
     """
-    mask = mask.to(values.dtype)
+    dtype = float_dtype(values, old_values, returns)
+    values, old_values, returns = (where_valid(x.to(dtype), mask)  # [B, T]: 0 at padding
+                                   for x in (values, old_values, returns))
+    mask = mask.to(dtype)
     n = mask.sum().clamp(min=1.0)
     unclipped = (values - returns) ** 2  # [B, T]
     if clip is None:
-        per_token, clipped_frac = unclipped, torch.zeros(())
+        per_token, clipped_frac = unclipped, torch.zeros((), dtype=dtype)
     else:
         v_clip = old_values + (values - old_values).clamp(-clip, clip)  # [B, T]
         clipped = (v_clip - returns) ** 2  # [B, T]

@@ -1,6 +1,9 @@
 """Policy-gradient losses for language models: the GRPO family (PPO-clip with per-loss-type
 aggregation), GSPO's sequence-level ratio, CISPO's clipped IS weight, plain REINFORCE.
 
+``policy_loss`` composes the pieces of ``labkit.core.surrogate`` (``importance_ratio``,
+``clipped_surrogate``, ``kl_penalty``) with the aggregation weights of ``token_weights``.
+
 Shapes: B sequences, T completion tokens. ``logp`` (with grad), ``old_logp``, ``ref_logp``,
 ``mask``: [B, T]; advantages [B] (one per sequence, broadcast over its tokens) or [B, T].
 
@@ -16,14 +19,19 @@ Where this departs from the papers / TRL, and why:
 - ``cispo`` with ``epsilon_high=None`` raises instead of silently capping the ratio at 0.2.
 - ``reinforce`` ignores ``old_logp`` in the loss (no ratio, on-policy by assumption) and sums
   each sequence's tokens (the log-prob of the whole sequence), averaged over sequences.
+- Padding (mask 0) may hold anything (-inf, NaN log-probs): it is replaced by 0 before any
+  arithmetic, so the loss, its gradient and every stat depend on valid tokens only (TRL
+  multiplies by the mask, so a NaN there would reach its loss). fp16/bf16 inputs are computed
+  in float32; float64 stays float64.
 """
 
 from __future__ import annotations
 
 import torch
 
-from labkit.core.kl import kl_estimate, kl_k1, kl_k2, kl_k3, safe_exp
+from labkit.core.numerics import float_dtype, where_valid
 from labkit.core.options import IS_LEVELS, LOSS_TYPES, choose
+from labkit.core.surrogate import clipped_surrogate, importance_ratio, kl_penalty
 
 
 def token_weights(
@@ -51,7 +59,7 @@ def token_weights(
     (tensor(0.2000), tensor(0.1250))
     """
     choose("loss_type", loss_type, LOSS_TYPES)
-    mask = mask.float()  # [B, T]
+    mask = mask.to(float_dtype(mask))  # [B, T]; float64 stays float64
     B, T = mask.shape
     if loss_type == "grpo":
         return mask / mask.sum(-1, keepdim=True).clamp(min=1.0) / B  # [B, T]
@@ -61,7 +69,8 @@ def token_weights(
         return mask / (B * (max_completion_length or T))
     if loss_type == "reinforce":
         return mask / B
-    n = mask.sum() if num_items_in_batch is None else torch.as_tensor(num_items_in_batch).float()
+    n = mask.sum() if num_items_in_batch is None else torch.as_tensor(num_items_in_batch)
+    n = n.to(mask.dtype)
     return mask / n.clamp(min=1.0)  # dapo, cispo
 
 
@@ -80,48 +89,17 @@ def _check(logp, old_logp, advantages, mask, loss_type, level, epsilon_high, bet
         raise ValueError(f"beta={beta} needs ref_logp (log-probs under the reference model).")
 
 
-def _surrogate(ratio, adv, logp, loss_type, eps_low, eps_high, delta):
-    """Per-token policy loss and the (low, high) clip indicators, TRL's definitions."""
-    none = torch.zeros_like(ratio * adv, dtype=torch.bool)
-    if loss_type == "reinforce":
-        return -adv * logp, none, none  # [B, T]: grad = -A grad log pi
-    if loss_type == "cispo":
-        w = ratio.clamp(max=eps_high).detach()  # clipped IS weight, no gradient through it
-        return -w * adv * logp, none, (ratio > eps_high) & (adv > 0)
-    clipped = ratio.clamp(1 - eps_low, 1 + eps_high)
-    r1 = ratio if delta is None else ratio.clamp(max=delta)  # INTELLECT-2 two-sided clip
-    loss = -torch.min(r1 * adv, clipped * adv)
-    return loss, (ratio < 1 - eps_low) & (adv < 0), (ratio > 1 + eps_high) & (adv > 0)
-
-
-def _mean(x, mask, level):
-    """Masked token mean; per-sequence quantities ([B, 1], GSPO) average over sequences (TRL)."""
-    x = x.float()
-    if level == "sequence" and x.shape[-1] == 1:
-        return x.mean()
-    x = x.expand_as(mask)
-    return (x * mask).sum() / mask.sum().clamp(min=1.0)
-
-
-def _ratio_stats(ratio, mask):
-    """Mean/min/max of the ratio over valid tokens (or valid sequences); 1.0 when none is valid."""
-    valid = mask.bool() if ratio.shape == mask.shape else mask.sum(-1, keepdim=True) > 0
-    n = valid.sum()
-    one = torch.ones((), dtype=ratio.dtype)
-    mean = torch.where(valid, ratio, 0 * one).sum() / n.clamp(min=1)
-    lo = torch.where(valid, ratio, torch.full_like(ratio, float("inf"))).amin()
-    hi = torch.where(valid, ratio, torch.full_like(ratio, -float("inf"))).amax()
-    return {"ratio/mean": torch.where(n > 0, mean, one), "ratio/min": torch.where(n > 0, lo, one),
-            "ratio/max": torch.where(n > 0, hi, one)}
-
-
-def _kl_term(logp, ref_logp, ratio, estimator, correction):
-    """Per-token KL for the loss; the IS weight keeps its gradient only for k1/k3 (see header)."""
-    kl = kl_estimate(logp, ref_logp, estimator)  # [B, T]
-    if not correction:
-        return kl
-    w = ratio if estimator in ("k1", "k3") else ratio.detach()  # [B, T] or [B, 1]
-    return kl * w
+def _valid_only(logp, old_logp, advantages, mask, ref_logp):
+    """One float dtype for all, and 0 wherever the mask is 0 (an empty row's advantage too)."""
+    dtype = float_dtype(logp, old_logp, advantages, ref_logp)
+    mask = mask.to(dtype)  # [B, T]
+    adv = advantages.to(dtype)
+    adv = adv.unsqueeze(-1) if adv.dim() == 1 else adv  # [B, 1] or [B, T]
+    adv = where_valid(adv, mask if adv.shape == mask.shape else mask.sum(-1, keepdim=True))
+    logp, old_logp = where_valid(logp.to(dtype), mask), where_valid(old_logp.to(dtype), mask)
+    if ref_logp is not None:
+        ref_logp = where_valid(ref_logp.to(dtype), mask)  # [B, T]
+    return logp, old_logp, adv, mask, ref_logp
 
 
 def policy_loss(
@@ -129,6 +107,7 @@ def policy_loss(
     old_logp: torch.Tensor,
     advantages: torch.Tensor,
     mask: torch.Tensor,
+    *,
     loss_type: str = "grpo",
     epsilon: float = 0.2,
     epsilon_high: float | None = None,
@@ -150,50 +129,47 @@ def policy_loss(
     rho = pi_theta / pi_old per token, or GSPO's exp(mean_t log rho) per sequence
     (``importance_sampling_level="sequence"``, 2507.18071); w from :func:`token_weights`;
     KL_{i,t} from ``kl_estimator`` (k3 in GRPO), times rho when ``kl_is_correction``.
+    Each piece is a public function of ``labkit.core.surrogate``: ``importance_ratio`` (rho),
+    ``clipped_surrogate`` (the first term), ``kl_penalty`` (KL_{i,t}).
     Sources: PPO (1707.06347), DeepSeekMath (2402.03300), DAPO, Dr. GRPO, CISPO (2506.13585);
     equal to TRL 1.16 ``GRPOTrainer._compute_loss`` (tests/test_core_trl_parity.py).
+    Every argument after the four tensors is keyword-only.
 
     Returns (loss, stats): stats holds detached 0-d tensors ``clip/ratio_low``,
     ``clip/ratio_high``, ``clip/region`` (fractions of valid tokens; of sequences at the sequence
-    level, as TRL; ``clip/delta`` too when ``delta`` is set), ``ratio/mean|min|max``, ``loss/policy``, ``loss/kl`` and, when ref_logp is
-    given, ``kl`` (mean of the KL term as in the loss) and ``kl/k1``, ``kl/k2``, ``kl/k3``;
-    ``stats["per_token"]`` is a dict of detached [B, T] tensors: ratio, clipped, weight, loss
-    (and k1, k2, k3 with ref_logp), for heatmaps.
+    level, as TRL; ``clip/delta`` too when ``delta`` is set), ``ratio/mean|min|max``,
+    ``loss/policy``, ``loss/kl`` and, when ref_logp is given, ``kl`` (mean of the KL term as in
+    the loss) and ``kl/k1``, ``kl/k2``, ``kl/k3``; ``stats["per_token"]`` is a dict of detached
+    [B, T] tensors (at padding: the values for 0 inputs, never NaN): ratio, clipped, weight, loss
+    (and k1, k2, k3 with ref_logp).
 
     >>> lp = torch.log(torch.tensor([[0.5, 0.5], [0.2, 1.0]])).requires_grad_()
     >>> loss, st = policy_loss(lp, lp.detach(), torch.tensor([1.0, -1.0]), torch.ones(2, 2))
     >>> loss, st["clip/region"]  # ratio 1: loss = -mean(A) = 0, nothing clipped
     (tensor(0., grad_fn=<SumBackward0>), tensor(0.))
     """
-    _check(logp, old_logp, advantages, mask, loss_type, importance_sampling_level, epsilon_high,
-           beta, ref_logp)
-    level, mask = importance_sampling_level, mask.to(logp.dtype)  # [B, T]
-    adv = advantages.unsqueeze(-1) if advantages.dim() == 1 else advantages  # [B, 1] or [B, T]
-    log_ratio = logp - old_logp  # [B, T]
-    if level == "sequence":  # GSPO: length-normalised sequence ratio
-        log_ratio = (log_ratio * mask).sum(-1, keepdim=True) / mask.sum(-1, keepdim=True).clamp(min=1)
-    ratio = safe_exp(log_ratio)  # [B, T] or [B, 1]
-    eps_high = epsilon if epsilon_high is None else epsilon_high
-    pg, low, high = _surrogate(ratio, adv, logp, loss_type, epsilon, eps_high, delta)  # [B, T|1]
+    level = importance_sampling_level
+    _check(logp, old_logp, advantages, mask, loss_type, level, epsilon_high, beta, ref_logp)
+    logp, old_logp, adv, mask, ref_logp = _valid_only(logp, old_logp, advantages, mask, ref_logp)
+    ratio, ratio_info = importance_ratio(logp, old_logp, mask, level)  # [B, T] or [B, 1]
+    l_pg, clip_info = clipped_surrogate(ratio, adv, logp, mask, loss_type=loss_type, epsilon=epsilon,
+                                        epsilon_high=epsilon_high, delta=delta, level=level)
     w = token_weights(mask, loss_type, max_completion_length, num_items_in_batch)  # [B, T]
-    per_token = {"ratio": ratio.expand_as(mask), "clipped": (low | high).expand_as(mask).float(),
-                 "weight": w, "loss": pg.expand_as(mask)}
-    stats = {"clip/ratio_low": _mean(low, mask, level), "clip/ratio_high": _mean(high, mask, level),
-             "clip/region": _mean(low | high, mask, level), **_ratio_stats(ratio, mask),
-             "loss/policy": (w * pg).sum(), "loss/kl": torch.zeros(())}
-    if delta is not None:  # tokens whose negative-advantage loss the delta cap bounds
-        stats["clip/delta"] = _mean((ratio > delta) & (adv < 0), mask, level)
+    per_token = {"ratio": ratio.expand_as(mask), **clip_info.pop("per_token"), "weight": w,
+                 "loss": l_pg.expand_as(mask)}
+    delta_info = {"clip/delta": clip_info.pop("clip/delta")} if delta is not None else {}
+    stats = {**clip_info, **ratio_info, "loss/policy": (w * l_pg).sum(),
+             "loss/kl": torch.zeros((), dtype=mask.dtype), **delta_info}
     loss = stats["loss/policy"]
     if ref_logp is not None:
-        kl = _kl_term(logp, ref_logp, ratio, kl_estimator, kl_is_correction)  # [B, T]
-        stats["kl"] = _mean(kl, mask, "token")
-        for name, fn in (("k1", kl_k1), ("k2", kl_k2), ("k3", kl_k3)):
-            per_token[name] = fn(logp, ref_logp)  # [B, T]
-            stats[f"kl/{name}"] = _mean(per_token[name], mask, "token")
+        kl, kl_info = kl_penalty(logp, ref_logp, ratio, mask, estimator=kl_estimator,
+                                 is_correction=kl_is_correction)  # [B, T]
+        per_token.update(kl_info.pop("per_token"))
+        stats.update(kl_info)
         if beta != 0.0:
             stats["loss/kl"] = beta * (w * kl).sum()
             loss = loss + stats["loss/kl"]
-            per_token["loss"] = pg + beta * kl  # [B, T]
+            per_token["loss"] = l_pg + beta * kl  # [B, T]
     stats = {k: v.detach() for k, v in stats.items()}
     stats["per_token"] = {k: v.detach() for k, v in per_token.items()}
     return loss, stats

@@ -1,7 +1,8 @@
 """Preference losses: DPO (sigmoid, IPO) and the Bradley-Terry reward-model loss.
 
 Shapes: B preference pairs; every input is one number per sequence ([B]): a summed sequence
-log-prob (DPO) or a scalar reward-model score (Bradley-Terry).
+log-prob (DPO) or a scalar reward-model score (Bradley-Terry). fp16/bf16 inputs are computed in
+float32, float64 stays float64 (stats included).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from labkit.core.numerics import float_dtype
 from labkit.core.options import DPO_LOSS_TYPES, choose
 
 
@@ -38,6 +40,9 @@ def dpo_loss(
     (tensor(0.6931), tensor(0.))
     """
     choose("loss_type", loss_type, DPO_LOSS_TYPES)
+    dtype = float_dtype(chosen_logp, rejected_logp, ref_chosen_logp, ref_rejected_logp)
+    chosen_logp, rejected_logp, ref_chosen_logp, ref_rejected_logp = (
+        x.to(dtype) for x in (chosen_logp, rejected_logp, ref_chosen_logp, ref_rejected_logp))
     chosen_r = beta * (chosen_logp - ref_chosen_logp)  # [B] implicit rewards
     rejected_r = beta * (rejected_logp - ref_rejected_logp)  # [B]
     h = (chosen_logp - ref_chosen_logp) - (rejected_logp - ref_rejected_logp)  # [B]
@@ -49,7 +54,7 @@ def dpo_loss(
     stats = {
         "rewards/chosen": chosen_r.mean(), "rewards/rejected": rejected_r.mean(),
         "rewards/margins": (chosen_r - rejected_r).mean(),
-        "rewards/accuracies": (chosen_r > rejected_r).float().mean(), "loss": loss,
+        "rewards/accuracies": (chosen_r > rejected_r).to(dtype).mean(), "loss": loss,
     }
     return loss, {k: v.detach() for k, v in stats.items()}
 
@@ -67,8 +72,10 @@ def bradley_terry_loss(
     >>> loss, st["accuracy"]  # (-log sigma(2) + ln 2) / 2
     (tensor(0.4100), tensor(0.5000))
     """
-    diff = chosen_scores - rejected_scores  # [B]
-    losses = -F.logsigmoid(diff if margin is None else diff - margin)  # [B]
+    dtype = float_dtype(chosen_scores, rejected_scores, margin)
+    diff = chosen_scores.to(dtype) - rejected_scores.to(dtype)  # [B]
+    m = 0.0 if margin is None else torch.as_tensor(margin, dtype=dtype)  # [B] or a number
+    losses = -F.logsigmoid(diff - m)  # [B]
     loss = losses.mean()
-    stats = {"accuracy": (diff > 0).float().mean(), "margin": diff.mean(), "loss": loss}
+    stats = {"accuracy": (diff > 0).to(dtype).mean(), "margin": diff.mean(), "loss": loss}
     return loss, {k: v.detach() for k, v in stats.items()}

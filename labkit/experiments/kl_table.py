@@ -19,7 +19,7 @@ import math
 import pandas as pd
 import torch
 
-from labkit.core.kl import kl_k1, kl_k2, kl_k3, kl_k3_st
+from labkit.core.kl import kl_k1, kl_k2, kl_k3, kl_k3_is, kl_k3_st
 
 ESTIMATORS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3}
 # Schulman's published table: (mu, estimator) -> (bias/KL, std/KL)
@@ -98,8 +98,8 @@ def _surrogate(theta, ref_logp, reward, beta, use):
     pg = -(q * reward * logp).sum()  # REINFORCE on the task reward
     if use == "k1 in reward":  # r - beta k1 as the reward, k1 a number (no gradient)
         return pg + beta * (q * kl_k1(logp, ref_logp).detach() * logp).sum()
-    if use == "k3 x ratio as loss":
-        return pg + beta * (q * (logp - logp.detach()).exp() * kl_k3(logp, ref_logp)).sum()
+    if use == "k3 x ratio as loss":  # sampled from pi_old = pi (detached): ratio 1, grad not 0
+        return pg + beta * (q * kl_k3_is(logp, ref_logp, logp.detach())).sum()
     fn = {"k1 as loss": kl_k1, "k2 as loss": kl_k2, "k3 as loss": kl_k3,
           "k3_st as loss": kl_k3_st}[use]
     return pg + beta * (q * fn(logp, ref_logp)).sum()
