@@ -23,6 +23,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from labkit.algos.config import DEMO_DEFAULTS as DEMO
 from labkit.algos.grpo import GRPOTrainer
 from labkit.models.rollout import rollout
 from labkit.runs.evaluate import majority_correct, pass_at_k
@@ -37,10 +38,6 @@ CLAIM = (
     "base model's pass@k at large k can even exceed the RL model's. On the toy: RL lifts pass@1 "
     "and maj@k much more than pass@64."
 )
-# A copy of labkit.cli.DEMO_DEFAULTS: experiments/ may not import cli/ (the layer arrows of
-# ARCHITECTURE.md); tests/test_experiments_passk.py checks that the two stay equal.
-DEMO = {"reward_funcs": ["digit_partial"], "max_steps": 600, "learning_rate": 5e-4,
-        "num_iterations": 2, "num_generations": 4, "prompts_per_step": 32, "beta": 0.0}
 KS = (1, 2, 4, 8, 16, 32, 64)
 
 

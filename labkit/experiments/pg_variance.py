@@ -36,6 +36,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
+from labkit.algos.config import DEMO_DEFAULTS as DEMO
 from labkit.algos.grpo import GRPOTrainer
 from labkit.algos.ppo import PPOTrainer
 from labkit.core.policy import policy_loss
@@ -52,9 +53,6 @@ CLAIM = (
     "drops PPO's critic, a second model of the policy's size. Seeds 001, 002, 004: variance "
     "REINFORCE > REINFORCE with a baseline > RLOO/GRPO, and GRPO = PPO - value model."
 )
-# A copy of labkit.cli.DEMO_DEFAULTS (experiments/ may not import cli/); a test checks it.
-DEMO = {"reward_funcs": ["digit_partial"], "max_steps": 600, "learning_rate": 5e-4,
-        "num_iterations": 2, "num_generations": 4, "prompts_per_step": 32, "beta": 0.0}
 ESTIMATORS = {  # key -> (label, GRPOConfig overrides; None: PPOTrainer)
     "reinforce": ("REINFORCE", {"advantage_estimator": "reinforce"}),
     "reinforce_mean": ("REINFORCE + mean baseline", {"advantage_estimator": "reinforce_mean"}),
