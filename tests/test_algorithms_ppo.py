@@ -48,9 +48,9 @@ def test_token_rewards_put_the_score_on_the_last_token_and_kl_on_every_token():
     assert torch.allclose(R, torch.tensor([row["return"]]), atol=1e-5)
 
 
-def test_token_rows_hold_grpos_keys_from_the_first_epoch_and_draw_as_grpos():
+def test_token_rows_hold_grpos_keys_from_the_last_epoch_and_draw_as_grpos():
     """Every recorded completion carries what GRPO records (ratio, clipped, weight, loss, k1-k3)
-    as its minibatch of the first epoch computed it, plus PPO's own A_t, V, R_t and r_t."""
+    as its minibatch of the last epoch computed it, plus PPO's own A_t, V, R_t and r_t."""
     tr = PPOTrainer(prompts_per_step=4, num_generations=2, num_mini_batches=4, ppo_epochs=2,
                     beta=0.1, learning_rate=3e-3, diagnostics=8, max_steps=2, seed=2)
     tr.step()
@@ -76,9 +76,11 @@ def test_token_rows_hold_grpos_keys_from_the_first_epoch_and_draw_as_grpos():
         assert r["advantage"] == pytest.approx(r["advantage_t"][0])
         s = samples[(samples["step"] == 2)].iloc[int(r["sample"])]
         assert s["advantage"] == pytest.approx(r["advantage"]) and s["length"] == T
-    # minibatch 1 of epoch 1 runs on the policy that sampled: ratio 1; later ones moved it
+    # the last epoch runs after the 4 updates of the first: no completion's ratio is 1 any more
     ratios = [max(abs(x - 1) for x in r) for r in step["ratio"]]
-    assert sum(d < 1e-5 for d in ratios) == 2 and max(ratios) > 1e-4
+    assert min(ratios) > 1e-5
+    m = tr.log.metrics.iloc[-1]  # over all 8 updates; the first (ratio 1) alone shows nothing
+    assert m["ratio/max"] >= m["ratio/max_last"] > 1 and m["kl/old_last"] > 0
     fig = lk.plots.run_step.token_heatmap(tr.log, step=2, sample=3)
     assert list(fig.data[0].y) == ["advantage", "ratio", "clipped", "k1", "k2", "k3"]
     kl = lk.plots.run_step.kl_tokens(tr.log, step=2, sample=3)

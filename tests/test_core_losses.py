@@ -134,7 +134,7 @@ def test_policy_loss_is_the_sum_of_its_pieces(loss_type, level):
         for k, v in info.items():
             assert k == "per_token" or torch.equal(st[k], v), k
     assert list(st) == ["clip/ratio_low", "clip/ratio_high", "clip/region", "ratio/mean",
-                        "ratio/min", "ratio/max", "loss/policy", "loss/kl", "clip/delta", "kl",
+                        "ratio/min", "ratio/max", "kl/old", "loss/policy", "loss/kl", "clip/delta", "kl",
                         "kl/k1", "kl/k2", "kl/k3", "per_token"]
 
 
@@ -325,3 +325,14 @@ def test_single_token_sequences():
             (g,) = torch.autograd.grad(loss, logp)
             assert torch.isfinite(loss) and torch.isfinite(g).all() and (g != 0).all()
             assert st["kl/k1"].item() == pytest.approx(1.0)
+
+
+def test_importance_ratio_reports_approx_kl_to_pi_old():
+    # KL(pi_old || pi_theta) ~ E_old[(rho - 1) - log rho] (cleanrl's approx_kl), 0 when equal
+    old = torch.tensor([[-1.0, -2.0, -3.0]])
+    logp = torch.tensor([[-1.5, -1.0, float("nan")]])
+    mask = torch.tensor([[1.0, 1.0, 0.0]])
+    _, info = importance_ratio(logp, old, mask)
+    lr = torch.tensor([-0.5, 1.0])
+    assert torch.allclose(info["kl/old"], ((lr.exp() - 1) - lr).mean())
+    assert importance_ratio(old, old, mask)[1]["kl/old"] == 0

@@ -11,7 +11,9 @@ One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions), one
      (``advantage_estimator``);
   4. ``num_iterations`` (mu) AdamW updates of ``labkit.core.policy_loss`` (clipped ratio to
      pi_old, + beta k3 to a frozen pi_ref when beta > 0);
-  5. the step's record: metrics, every sample, per-token diagnostics (``labkit.runs.records``).
+  5. the step's record: metrics (clip fractions, ratio and approx-KL to pi_old over every inner
+     update and at the last; loss, grad norm and entropy of the first), every sample, per-token
+     diagnostics as the last update saw them (``labkit.runs.records``).
 DAPO options: ``dynamic_sampling`` (keep only groups with reward spread, sample more),
 ``mask_truncated_completions`` (overlong filtering), ``overlong_buffer`` (soft punishment);
 GSPO is ``importance_sampling_level="sequence"``, CISPO ``loss_type="cispo"``.
@@ -39,7 +41,13 @@ from labkit.core import (
 from labkit.models.policy import frozen_copy, is_peft
 from labkit.models.rollout import Rollout, completion_logprobs, rollout
 from labkit.rewards import call_reward, get_reward, reward_name
-from labkit.runs.records import group_correct, sample_rows, step_metrics, token_rows
+from labkit.runs.records import (
+    group_correct,
+    inner_update_metrics,
+    sample_rows,
+    step_metrics,
+    token_rows,
+)
 
 
 class GRPOTrainer(Trainer):
@@ -207,18 +215,21 @@ class GRPOTrainer(Trainer):
         t_rollout = time.perf_counter() - t0
         self.prepare(r)
         self.model.train()
+        updates = []
         for it in range(c.num_iterations):
             logp, logits = completion_logprobs(self.model, r, c.temperature or 1.0, True)
             if r.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
                 r.old_logp = logp.detach()
             loss, stats = self.loss(logp, r)
             grad_norm = self.optimizer_step(loss)
+            updates.append(stats)
             if it == 0:
-                first, first_logp = stats, logp.detach()
+                first = {**stats, "loss": loss.detach(), "grad_norm": grad_norm}
                 entropy = entropy_from_logits(logits.detach(), c.temperature or 1.0)  # [B, T]
-                first.update({"loss": loss.detach(), "grad_norm": grad_norm})
+        # the per-token view shows the last update, where pi_theta has moved from pi_old
+        last_logp, last = logp.detach(), updates[-1].get("per_token", {})
         G = c.num_generations
-        m = {**step_metrics(r, first, entropy, r.completion_mask, G), "time/rollout": t_rollout}
+        m = {**step_metrics(r, first, entropy, r.completion_mask, G),
+             **inner_update_metrics(updates), "time/rollout": t_rollout}
         return StepRecord(m, sample_rows(r, G),
-                          token_rows(r, self.tokenizer, first_logp, first.get("per_token", {}),
-                                     c.diagnostics))
+                          token_rows(r, self.tokenizer, last_logp, last, c.diagnostics))

@@ -8,8 +8,9 @@ One step:
   4. GAE: A_t = sum_l (gamma lam)^l delta_{t+l}, returns R_t = A_t + V(s_t); A whitened;
   5. ``ppo_epochs`` epochs of ``num_mini_batches`` minibatches of
      L = policy_loss (clipped ratio, per token A_t) + vf_coef * value_loss (clipped to V_old);
-  6. record: metrics of the first minibatch; per-token rows of the first ``diagnostics``
-     completions as their minibatch of the first epoch saw them (ratio 1 only in minibatch 1).
+  6. record: loss, grad norm, entropy of the first minibatch; clip fractions, ratio and
+     approx-KL to pi_old over every minibatch update (and the last); per-token rows of the first
+     ``diagnostics`` completions as their minibatch of the last epoch saw them.
 Sources: Schulman et al. 2017 (1707.06347), Ouyang et al. 2022 (2203.02155), TRL's former
 PPOTrainer, cleanrl ppo.py. Departures: the value head is a linear layer on the policy's last
 hidden state (shared trunk, as TRL's AutoModelForCausalLMWithValueHead), initialised to 0;
@@ -29,7 +30,13 @@ from labkit.core import entropy_from_logits, gae, kl_estimate, policy_loss, valu
 from labkit.core.logprobs import token_logprobs
 from labkit.models.prefix import completion_outputs
 from labkit.models.rollout import Rollout
-from labkit.runs.records import group_correct, sample_rows, step_metrics, token_rows
+from labkit.runs.records import (
+    group_correct,
+    inner_update_metrics,
+    sample_rows,
+    step_metrics,
+    token_rows,
+)
 
 
 class PPOTrainer(GRPOTrainer):
@@ -113,30 +120,32 @@ class PPOTrainer(GRPOTrainer):
         return pl + c.vf_coef * vl, {**st, "vf/clipfrac": vst["vf/clipfrac"]}, logp, logits
 
     def optimise(self, r: Rollout) -> dict:
-        """ppo_epochs x num_mini_batches clipped updates; the first minibatch's stats, and in
-        ``stats["per_token"]`` every completion's per-token stats as its minibatch of the first
+        """ppo_epochs x num_mini_batches clipped updates; the first minibatch's stats, the clip
+        and ratio stats over every update (``inner_update_metrics``, under ``"updates"``), and in
+        ``stats["per_token"]`` every completion's per-token stats as its minibatch of the LAST
         epoch saw them (log pi, ratio, clipped, weight, loss, k1/k2/k3): [B, T] each."""
         c, B = self.config, len(r)
         n = B // c.num_mini_batches
         self.model.train()
-        first, per_token = None, {}
+        first, per_token, updates = None, {}, []
         for epoch in range(c.ppo_epochs):
             perm = torch.randperm(B, generator=self.generator)  # [B]
             for k in range(c.num_mini_batches):
                 mb = perm[k * n:(k + 1) * n]  # [b]
                 loss, st, logp, logits = self.minibatch_loss(r, mb)
                 grad_norm = self.optimizer_step(loss)
-                if epoch == 0 and c.diagnostics:
+                updates.append(st)
+                if epoch == c.ppo_epochs - 1 and c.diagnostics:
                     _scatter(per_token, {"logp": logp.detach(), **st["per_token"]}, mb, B)
                 if first is None:
                     first = {**st, "loss": loss.detach(), "grad_norm": grad_norm, "mb": mb,
                              "entropy": entropy_from_logits(logits.detach(), c.temperature or 1.0)}
-        first["per_token"] = per_token
+        first["per_token"], first["updates"] = per_token, inner_update_metrics(updates)
         return first
 
     def train_step(self) -> StepRecord:
         """Metrics (GRPO's keys + vf/*), sample rows and per-token rows: GRPO's keys (log pi,
-        ratio, clipped, weight, loss, k1/k2/k3 from the first epoch; ``advantage`` is A at the
+        ratio, clipped, weight, loss, k1/k2/k3 from the last epoch; ``advantage`` is A at the
         first token, as in the samples) + ``advantage_t`` (A_t), ``value``, ``return``,
         ``reward`` (r_t)."""
         c, t0 = self.config, time.perf_counter()
@@ -147,11 +156,12 @@ class PPOTrainer(GRPOTrainer):
                                None)  # the critic before updating
         st = self.optimise(r)
         mb, entropy, per_token = st.pop("mb"), st.pop("entropy"), st.pop("per_token")
+        updates = st.pop("updates")
         logp = per_token.pop("logp", r.old_logp)  # [B, T] (diagnostics=0: nothing recorded)
         per_token.update({"advantage_t": r.advantages, "value": r.values,
                           "return": r.returns, "reward": r.token_rewards})  # [B, T] each
         mask = r.loss_mask
-        m = step_metrics(r, st, entropy, r.completion_mask[mb], c.num_generations)
+        m = {**step_metrics(r, st, entropy, r.completion_mask[mb], c.num_generations), **updates}
         m.update({"adv/mean_abs": (r.advantages.abs() * mask).sum().item() / mask.sum().item(),
                   "vf/loss": critic["loss"].item(),
                   "vf/explained_var": critic["vf/explained_var"].item(),

@@ -49,7 +49,9 @@ def importance_ratio(
     ratio exp(mean_t log rho_t) over the valid tokens, [B, 1] (``level="sequence"``).
 
     exp sees the log-ratio clamped at 20 (``labkit.core.kl.safe_exp``). info: ``ratio/mean``,
-    ``ratio/min``, ``ratio/max`` over valid tokens (valid sequences); 1 when none is valid.
+    ``ratio/min``, ``ratio/max`` over valid tokens (valid sequences); 1 when none is valid; and
+    ``kl/old``, the approximate KL(pi_old || pi_theta) = mean over valid tokens of
+    k3 = (rho_t - 1) - log rho_t (cleanrl's ``approx_kl``; per token at either level).
 
     >>> rho, info = importance_ratio(torch.zeros(1, 2), torch.tensor([[0.0, -1.0]]), torch.ones(1, 2))
     >>> rho, info["ratio/max"]
@@ -62,7 +64,9 @@ def importance_ratio(
         n = mask.sum(-1, keepdim=True).clamp(min=1)  # [B, 1]
         log_ratio = where_valid(log_ratio, mask).sum(-1, keepdim=True) / n  # [B, 1]
     ratio = safe_exp(log_ratio)  # [B, T] or [B, 1]
-    return ratio, _detach(_ratio_stats(ratio, mask))
+    # approx KL(pi_old || pi_theta): k3 of the per-token ratio under pi_old's samples (cleanrl)
+    kl_old = _mean(kl_k3(old_logp.detach(), logp.detach()), mask)  # []
+    return ratio, _detach({**_ratio_stats(ratio, mask), "kl/old": kl_old})
 
 
 def clipped_surrogate(

@@ -6,7 +6,8 @@ Metric keys (documented in README.md):
 ``reward/mean``, ``reward/std``, ``rewards/<fn>/mean``, ``accuracy`` (fraction the verifier
 accepts), ``adv/mean_abs``, ``adv/frac_zero_std`` (groups whose rewards have zero spread, hence
 zero advantage), ``kl/k1``, ``kl/k2``, ``kl/k3``, ``clip/ratio_low``, ``clip/ratio_high``,
-``clip/region``, ``ratio/mean|min|max``, ``len/mean``, ``len/correct``, ``len/incorrect``,
+``clip/region``, ``ratio/mean|min|max``, ``kl/old`` (each over the step's inner updates,
+and ``<key>_last`` for the last update: :func:`inner_update_metrics`), ``len/mean``, ``len/correct``, ``len/incorrect``,
 ``len/truncated_frac``, ``entropy``, ``grad_norm``, ``loss``, ``loss/policy``, ``loss/kl``,
 ``time/rollout``; dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
 (``labkit.algos.ppo``) ``vf/*``. README.md "Metric keys" is the table.
@@ -49,6 +50,32 @@ def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tens
         if k != "per_token":
             m[k] = float(v)
     return {**m, **r.info}
+
+
+UPDATE_KEYS = ("clip/", "ratio/", "kl/old")
+"""Stats that change from one inner update to the next (the ratio to pi_old and what it clips)."""
+
+
+def inner_update_metrics(updates: list[dict]) -> dict:
+    """Clip fractions, ratio and approx-KL(pi_old || pi_theta) over a step's inner updates.
+
+    ``updates`` holds the stats of each of the step's updates in order (mu for GRPO, epochs x
+    minibatches for PPO). The first update sees pi_theta = pi_old (ratio 1, nothing clipped) by
+    construction, so the first alone shows no clipping: each key is the mean over updates
+    (``ratio/min``: the min, ``ratio/max``: the max), and ``<key>_last`` is the last update's.
+
+    >>> up = [{"clip/region": 0.0, "ratio/max": 1.0}, {"clip/region": 0.5, "ratio/max": 1.4}]
+    >>> inner_update_metrics(up)
+    {'clip/region': 0.25, 'clip/region_last': 0.5, 'ratio/max': 1.4, 'ratio/max_last': 1.4}
+    """
+    keys = [k for k in updates[0] if k.startswith(UPDATE_KEYS)]
+    pick = {"ratio/min": min, "ratio/max": max}
+    m = {}
+    for k in keys:
+        values = [float(u[k]) for u in updates]
+        m[k] = pick[k](values) if k in pick else sum(values) / len(values)
+        m[f"{k}_last"] = values[-1]
+    return m
 
 
 def sample_rows(r, G: int) -> list[dict]:
