@@ -47,6 +47,7 @@ def metric_curves(run, keys, title: str = "", smooth: int = 1) -> go.Figure:
 
 
 def compare_runs(runs, metric: str = "reward/mean", smooth: int = 1) -> go.Figure:
-    """A plotly figure overlaying ``metric`` of several runs (names, folders or RunLogs);
+    """A plotly figure overlaying ``metric`` of several runs (names, folders or RunLogs, or a
+    dict {name: run} to name in-memory runs);
     a fork's history up to its branch step is its parent's, so branches split visibly."""
     return compare_figure(named_runs(runs), metric, smooth)

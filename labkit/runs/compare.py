@@ -3,13 +3,23 @@ figure is ``labkit.plots.runs.compare_runs``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from labkit.runs.log import RunLog, load_run
 
 
 def named_runs(runs) -> dict:
-    """name -> RunLog, from RunLogs, folders or run names (under ``$LABKIT_RUNS``)."""
+    """name -> RunLog, from RunLogs, folders or run names (under ``$LABKIT_RUNS``), or a dict
+    whose keys name its runs (in-memory runs are otherwise all called "run").
+
+    >>> a, b = RunLog(None), RunLog(None)
+    >>> list(named_runs([a, b])), list(named_runs({"mu=1": a, "mu=2": b}))
+    (['run', 'run (1)'], ['mu=1', 'mu=2'])
+    """
+    if isinstance(runs, Mapping):
+        return {str(name): r if isinstance(r, RunLog) else load_run(r) for name, r in runs.items()}
     out = {}
     for r in ([runs] if isinstance(runs, (str, RunLog)) else runs):
         log = r if isinstance(r, RunLog) else load_run(r)
