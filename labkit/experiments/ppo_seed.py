@@ -40,6 +40,9 @@ ARMS = {
     "KL clamped at 0 (alpaca_farm)": {"kl_clamp_min": 0.0},
     "no value clipping": {"cliprange_value": None},
 }
+MIN_CLIPFRAC = 1e-3
+"""Below this fraction of clipped value tokens the two value arms are the same run up to float
+noise, and the value-clipping claim is reported as not tested."""
 VF_KEYS = ("vf/loss", "vf/explained_var", "vf/clipfrac")
 
 
@@ -49,6 +52,7 @@ def ppo_row(trainer, log, heldout: int, seed: int) -> dict:
     n = max(1, len(m) // 10)
     row.update({k: m[k].iloc[-n:].mean() for k in VF_KEYS})
     row["vf/explained_var all"] = m["vf/explained_var"].mean()
+    row["vf/clipfrac all"] = m["vf/clipfrac"].mean()  # over every minibatch update of the run
     tok = log.tokens.iloc[-n * trainer.config.diagnostics:]
     # r_t = -beta KL_t on every token but the last, which also holds r(x, y)
     pen = [-x for rw in tok["reward"] for x in rw[:-1]]
@@ -87,11 +91,13 @@ def verdicts(results: dict) -> pd.DataFrame:
          "reproduced": cl["kl/k3 last"] < b["kl/k3 last"]},
         {"claim": "value clipping does not help the critic (Engstrom et al.)", "measured":
          f"explained variance over the run {b['vf/explained_var all']:.3f} clipped vs "
-         f"{nv['vf/explained_var all']:.3f} unclipped; clip fraction {b['vf/clipfrac']:.3f}",
-         "reproduced": b["vf/explained_var all"] <= nv["vf/explained_var all"]},
+         f"{nv['vf/explained_var all']:.3f} unclipped; clip fraction {b['vf/clipfrac all']:.4f}",
+         "reproduced": (b["vf/explained_var all"] <= nv["vf/explained_var all"])
+         if b["vf/clipfrac all"] >= MIN_CLIPFRAC else None},
     ]
     out = pd.DataFrame(rows)
-    out["reproduced"] = out["reproduced"].map({True: "reproduced", False: "not reproduced"})
+    words = {True: "reproduced", False: "not reproduced", None: "not tested (the clip never binds)"}
+    out["reproduced"] = [words[x] for x in out["reproduced"]]
     return out
 
 
