@@ -59,7 +59,7 @@ def fake(entropy_last, kl, reward):
     e = pd.DataFrame({"arm": list(entropy_kl.ENTROPY_ARMS), "entropy first": 0.33,
                       "entropy last": entropy_last, "entropy sd": 0.01, "heldout acc": 0.5})
     b = pd.DataFrame({"arm": [f"beta {x}" for x in entropy_kl.BETAS], "kl/k3 last": kl,
-                      "reward last": reward})
+                      "kl/k1 last": kl, "reward last": reward})
     p = pd.DataFrame({"arm": list(entropy_kl.KL_ARMS), "kl/k3 last": [0.1, 0.01, 0.02],
                       "reward last": [0.8, 0.7, 0.75]})
     return {"entropy": e.set_index("arm"), "beta": b.set_index("arm"),
@@ -69,11 +69,11 @@ def fake(entropy_last, kl, reward):
 def test_verdict_reads_the_tables():
     ok = fake([0.2, 0.25, 0.3, 0.22], [0.2, 0.1, 0.05, 0.01, 0.0], [0.8, 0.8, 0.7, 0.6, 0.5])
     lines = entropy_kl.verdict(ok).splitlines()
-    assert len(lines) == 7 and all(x.startswith("REPRODUCED") for x in lines)
+    assert len(lines) == 8 and all(x.startswith("REPRODUCED") for x in lines)
     bad = fake([0.2, 0.19, 0.3, 0.22], [0.2, 0.1, 0.15, 0.01, 0.0], [0.8, 0.8, 0.7, 0.6, 0.5])
     v = entropy_kl.verdicts(bad).set_index("claim")["reproduced"]
     assert v["clip-higher, eps_high 0.28 ends with higher entropy than GRPO"] == "not reproduced"
-    assert v["final KL falls as beta rises"] == "not reproduced"
+    assert v["final KL falls as beta rises (kl/k3)"] == "not reproduced"
 
 
 @pytest.fixture(scope="module")
