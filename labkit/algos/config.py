@@ -148,6 +148,9 @@ class GRPOConfig(TrainConfig):
     diagnostics: int = 4
     """Completions per step whose per-token log-prob, ratio, k1/k2/k3, advantage and weight are
     recorded for heatmaps (0: off)."""
+    entropy_coef: float = 0.0
+    """c_H, entropy bonus: the loss becomes loss - c_H * masked mean entropy of the current
+    policy (PPO's total loss, 1707.06347 eq. 9; 0: off, as in GRPO and DAPO)."""
     min_generations: ClassVar[int] = 2  # PPO needs no group: 1
 
     def __post_init__(self):
@@ -157,6 +160,7 @@ class GRPOConfig(TrainConfig):
         self._check_dapo()
         at_least(self, 0, "diagnostics", "top_k", "overlong_buffer")
         at_least(self, 1, "prompts_per_step", "num_iterations", "max_sampling_rounds")
+        at_least(self, 0, "entropy_coef")
 
     def _check_sampling(self):
         require(self.num_generations >= self.min_generations,
@@ -223,6 +227,9 @@ class PPOConfig(GRPOConfig):
     """Passes over each sampled batch."""
     num_mini_batches: int = 2
     """Minibatches per epoch; must divide prompts_per_step x num_generations."""
+    kl_clamp_min: float | None = None
+    """Clamp the per-token KL in the reward at this floor, as alpaca_farm's PPO (seed 004:
+    ``kl = torch.clamp(logprobs - ref_logprobs, min=0.0)``): 0 drops negative k1; None: off."""
     min_generations: ClassVar[int] = 1
 
     def __post_init__(self):

@@ -32,6 +32,7 @@ from labkit.algos.base import StepRecord, Trainer
 from labkit.algos.config import GRPOConfig
 from labkit.algos.dapo import dynamic_sample, soft_overlong_penalty
 from labkit.core import (
+    entropy_bonus,
     entropy_from_logits,
     group_advantages,
     policy_loss,
@@ -221,6 +222,9 @@ class GRPOTrainer(Trainer):
             if r.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
                 r.old_logp = logp.detach()
             loss, stats = self.loss(logp, r)
+            if c.entropy_coef:  # loss - c_H * mean entropy of pi_theta
+                loss = loss + entropy_bonus(logits, r.loss_mask, c.entropy_coef,
+                                            c.temperature or 1.0)
             grad_norm = self.optimizer_step(loss)
             updates.append(stats)
             if it == 0:

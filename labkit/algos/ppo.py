@@ -27,7 +27,7 @@ from labkit.algos.base import StepRecord
 from labkit.algos.config import PPOConfig
 from labkit.algos.grpo import GRPOTrainer
 from labkit.core import entropy_from_logits, gae, kl_estimate, policy_loss, value_loss, whiten
-from labkit.core.logprobs import token_logprobs
+from labkit.core.logprobs import entropy_bonus, token_logprobs
 from labkit.models.prefix import completion_outputs
 from labkit.models.rollout import Rollout
 from labkit.runs.records import (
@@ -83,7 +83,10 @@ class PPOTrainer(GRPOTrainer):
         c = self.config
         r_t = torch.zeros_like(r.old_logp)  # [B, T]
         if c.kl_in_reward and r.ref_logp is not None:
-            r_t = r_t - c.beta * kl_estimate(r.old_logp, r.ref_logp, c.kl_estimator) * r.loss_mask
+            kl = kl_estimate(r.old_logp, r.ref_logp, c.kl_estimator)  # [B, T]
+            if c.kl_clamp_min is not None:  # alpaca_farm: clamp(logp - ref_logp, min=0)
+                kl = kl.clamp(min=c.kl_clamp_min)
+            r_t = r_t - c.beta * kl * r.loss_mask
         last = (r.lengths - 1).clamp(min=0)  # [B]
         return r_t.scatter_add(1, last[:, None], r.rewards[:, None].to(r_t.dtype))  # [B, T]
 
@@ -117,6 +120,8 @@ class PPOTrainer(GRPOTrainer):
             beta=0.0 if c.kl_in_reward else c.beta, kl_estimator=c.kl_estimator)
         vl, vst = value_loss(values, r.values[mb], r.returns[mb], r.loss_mask[mb],
                              c.cliprange_value)
+        if c.entropy_coef:  # L = policy + c_vf value - c_H entropy (seed 002)
+            pl = pl + entropy_bonus(logits, r.loss_mask[mb], c.entropy_coef, c.temperature or 1.0)
         return pl + c.vf_coef * vl, {**st, "vf/clipfrac": vst["vf/clipfrac"]}, logp, logits
 
     def optimise(self, r: Rollout) -> dict:

@@ -20,7 +20,13 @@ from labkit.core.kl import (
     kl_k3_is,
     kl_k3_st,
 )
-from labkit.core.logprobs import entropy_from_logits, masked_mean, masked_sum, token_logprobs
+from labkit.core.logprobs import (
+    entropy_bonus,
+    entropy_from_logits,
+    masked_mean,
+    masked_sum,
+    token_logprobs,
+)
 from labkit.core.losses import value_loss
 from labkit.core.policy import policy_loss, token_weights
 from labkit.core.preference import bradley_terry_loss, dpo_loss
@@ -31,6 +37,7 @@ __all__ = [
     "clipped_surrogate",
     "discounted_returns",
     "dpo_loss",
+    "entropy_bonus",
     "entropy_from_logits",
     "gae",
     "group_advantages",

@@ -62,3 +62,23 @@ def entropy_from_logits(logits: torch.Tensor, temperature: float = 1.0) -> torch
     p = logp.exp()  # [B, T, V]
     # select before multiplying: 0 * -inf is NaN, and so would be its gradient
     return -(p * torch.where(p > 0, logp, 0.0)).sum(-1)  # [B, T]
+
+
+def entropy_bonus(logits: torch.Tensor, mask: torch.Tensor, entropy_coef: float,
+                  temperature: float = 1.0) -> torch.Tensor:
+    """The entropy term added to a policy loss: -c_H * H_bar, H_bar the masked mean entropy,
+
+        L = L_policy (+ c_vf L_value) - c_H * sum_t m_t H(pi(. | y_<t)) / sum_t m_t,
+
+    so minimising L raises the entropy of the current policy (the "entropy regulariser" of
+    PPO's total loss: Schulman et al. 2017, 1707.06347, eq. 9; seed 002: "total loss = policy +
+    value + entropy"). Its gradient in the logits z of a position is
+    -c_H * m_t / sum(m) * dH/dz_v, with dH/dz_v = -p_v (log p_v + H). logits [B, T, V],
+    mask [B, T] -> a scalar with gradient.
+
+    >>> z = torch.zeros(1, 2, 4, requires_grad=True)  # uniform: H = log 4 at each position
+    >>> entropy_bonus(z, torch.tensor([[1, 0]]), 0.1)
+    tensor(-0.1386, grad_fn=<MulBackward0>)
+    """
+    H = entropy_from_logits(logits, temperature)  # [B, T]
+    return -entropy_coef * masked_mean(H, mask)
