@@ -52,7 +52,7 @@ def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tens
     return {**m, **r.info}
 
 
-UPDATE_KEYS = ("clip/", "ratio/", "kl/old")
+UPDATE_KEYS = ("clip/", "ratio/", "kl/old", "mask/")
 """Stats that change from one inner update to the next (the ratio to pi_old and what it clips)."""
 
 
