@@ -100,7 +100,7 @@ def test_keep_sampling_mask_trains_on_the_sampling_distribution(tiny):
 
 def test_verdict_reads_the_table():
     import pandas as pd
-    rows = [{"arm": a, "seed": 0, "reward (last 1/4)": rew, "accuracy (last 1/4)": 0.5,
+    rows = [{"arm": a, "seed": 0, "reward (first 5)": 0.5, "reward (last 1/4)": rew, "accuracy (last 1/4)": 0.5,
              "drawdown": dd, "reward step std": 0.1, "ratio/max": 2.0, "ratio/min": 0.5,
              "kl/old": 0.1, "clip/region": 0.1, "masked frac": 0.0, "entropy (last 1/4)": 1.0}
             for a, rew, dd in [("a", 0.5, 0.2), ("b", 0.6, 0.1), ("c", 0.5, 0.1), ("d", 0.4, 0.05)]]
@@ -108,3 +108,7 @@ def test_verdict_reads_the_table():
     v = v32_tricks.verdict({"table": pd.DataFrame(rows), "mismatch": mm, "config": {"top_p": 0.9}})
     assert "masking more stable (smaller drawdown, final reward no lower): REPRODUCED" in v
     assert "keep sampling mask more stable (smaller drawdown, final reward no lower): NOT" in v
+    for row in rows:  # every run ends below half its start: collapse, no comparison
+        row["reward (last 1/4)"] = 0.1
+    v = v32_tricks.verdict({"table": pd.DataFrame(rows), "mismatch": mm, "config": {"top_p": 0.9}})
+    assert "masking more stable: NOT REPRODUCED: both runs collapsed" in v
