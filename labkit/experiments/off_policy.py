@@ -84,7 +84,8 @@ def compare_stability(t: pd.DataFrame, base: str, arm: str, what: str) -> str:
     if collapsed(b) and collapsed(k):
         return (f"{what}: NOT REPRODUCED: both runs collapsed (final reward "
                 f"{b['reward (last 1/4)']:.3f} and {k['reward (last 1/4)']:.3f}, from "
-                f"{b['reward (first 5)']:.3f}); the stress is too strong to compare them.")
+                f"{b['reward (first 5)']:.3f}); the stress is too strong to compare them "
+                f"(the second ends {'lower' if k['reward (last 1/4)'] < b['reward (last 1/4)'] else 'no lower'}).")
     ok = k["drawdown"] < b["drawdown"] and k["reward (last 1/4)"] >= b["reward (last 1/4)"]
     return (f"{what} (smaller drawdown, final reward no lower): "
             + ("REPRODUCED." if ok else "NOT REPRODUCED on this toy."))
