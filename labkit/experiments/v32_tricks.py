@@ -35,7 +35,8 @@ CLAIM = (
     "two policies on one action space, which the report finds preserves language consistency."
 )
 DELTA = 0.25
-"""Threshold of the masking runs (set from the measured drift under STRESS; see the lab)."""
+"""delta of the masking runs: just above -log(1 - eps) = 0.223 (eps 0.2), so a masked sequence's
+geometric-mean ratio is below PPO-clip's lower bound; it masks 5-7 % of sequences under STRESS."""
 TOP_P = 0.9
 
 
@@ -54,16 +55,18 @@ def extra(metrics: pd.DataFrame) -> dict:
 
 
 def run(fast: bool = False, seeds=(0, 1), steps: int | None = None, delta: float = DELTA,
-        top_p: float = TOP_P, progress: bool = True) -> dict:
-    """Each arm of :func:`arms` under ``STRESS`` on each seed. Full: 60 steps x 2 seeds; fast:
-    6 steps x 1 seed. Returns ``{"table", "logs" (first seed), "mismatch", "config"}``."""
+        top_p: float = TOP_P, stress: dict | None = None, progress: bool = True) -> dict:
+    """Each arm of :func:`arms` under ``STRESS`` (updated by ``stress``) on each seed. Full: 60
+    steps x 2 seeds; fast: 6 steps x 1 seed. Returns ``{"table", "logs" (first seed),
+    "mismatch", "config"}``."""
+    stress = {**STRESS, "loss_type": "grpo", **(stress or {})}
     steps = steps or (6 if fast else 60)
     seeds = seeds[:1] if fast else seeds
     rows, logs = [], {}
     for seed in seeds:
         for name, kw in arms(delta, top_p).items():
             tr = GRPOTrainer("tiny", task="addition", seed=seed, max_steps=steps,
-                             **{**STRESS, "loss_type": "grpo", **kw})
+                             **{**stress, **kw})
             log = tr.train(progress=progress)
             rows.append({"arm": name, "seed": seed, **stability(log.metrics), **extra(log.metrics)})
             if seed == seeds[0]:
@@ -71,7 +74,7 @@ def run(fast: bool = False, seeds=(0, 1), steps: int | None = None, delta: float
     return {"table": pd.DataFrame(rows), "logs": logs,
             "mismatch": sampling_mismatch(seed=seeds[0], top_p=top_p),
             "config": {"steps": steps, "seeds": list(seeds), "delta": delta, "top_p": top_p,
-                       **STRESS}}
+                       **stress}}
 
 
 def summary(results: dict) -> pd.DataFrame:
