@@ -151,6 +151,9 @@ class GRPOConfig(TrainConfig):
     entropy_coef: float = 0.0
     """c_H, entropy bonus: the loss becomes loss - c_H * masked mean entropy of the current
     policy (PPO's total loss, 1707.06347 eq. 9; 0: off, as in GRPO and DAPO)."""
+    off_policy_mask: float | None = None
+    """delta of DeepSeek-V3.2's off-policy sequence masking (2512.02556): drop from the policy
+    term a sequence with A_i < 0 and (1/|o_i|) sum_t log(pi_old / pi_theta) > delta (None: off)."""
     min_generations: ClassVar[int] = 2  # PPO needs no group: 1
 
     def __post_init__(self):
@@ -161,6 +164,8 @@ class GRPOConfig(TrainConfig):
         at_least(self, 0, "diagnostics", "top_k", "overlong_buffer")
         at_least(self, 1, "prompts_per_step", "num_iterations", "max_sampling_rounds")
         at_least(self, 0, "entropy_coef")
+        require(self.off_policy_mask is None or self.off_policy_mask >= 0,
+                f"off_policy_mask={self.off_policy_mask}: use a threshold >= 0 (e.g. 0.1) or None")
 
     def _check_sampling(self):
         require(self.num_generations >= self.min_generations,
@@ -244,6 +249,8 @@ class PPOConfig(GRPOConfig):
         require(self.value_learning_rate is None or self.value_learning_rate > 0,
                 f"value_learning_rate={self.value_learning_rate}: use a value > 0 or None")
         at_least(self, 1, "ppo_epochs")
+        require(self.off_policy_mask is None, f"off_policy_mask={self.off_policy_mask}: "
+                "PPOTrainer does not apply it; use GRPOTrainer or set it to None")
         B = self.prompts_per_step * self.num_generations
         require(self.num_mini_batches >= 1 and B % self.num_mini_batches == 0,
                 f"num_mini_batches={self.num_mini_batches} does not divide the batch of "

@@ -35,6 +35,7 @@ from labkit.core import (
     entropy_bonus,
     entropy_from_logits,
     group_advantages,
+    off_policy_sequence_mask,
     policy_loss,
     reinforce_advantages,
     rloo_advantages,
@@ -203,12 +204,19 @@ class GRPOTrainer(Trainer):
     def loss(self, logp: torch.Tensor, r: Rollout):
         """The configured policy loss of ``logp`` [B, T] on rollout ``r``: (loss, stats)."""
         c = self.config
-        return policy_loss(
-            logp, r.old_logp, r.advantages, r.loss_mask, loss_type=c.loss_type,
+        adv, keep = r.advantages, None
+        if c.off_policy_mask is not None:  # DeepSeek-V3.2: M_i multiplies the policy term only
+            keep = off_policy_sequence_mask(logp, r.old_logp, adv, r.loss_mask, c.off_policy_mask)
+            adv = adv * (keep.squeeze(-1) if adv.dim() == 1 else keep)  # [B] or [B, T]
+        loss, stats = policy_loss(
+            logp, r.old_logp, adv, r.loss_mask, loss_type=c.loss_type,
             epsilon=c.epsilon, epsilon_high=c.epsilon_high,
             importance_sampling_level=c.importance_sampling_level,
             max_completion_length=r.completion_ids.shape[1], ref_logp=r.ref_logp, beta=c.beta,
             kl_estimator=c.kl_estimator)
+        if keep is not None:  # fraction of sequences masked (mean over inner updates: "mask/")
+            stats["mask/off_policy_frac"] = 1 - keep.mean()
+        return loss, stats
 
     def train_step(self) -> StepRecord:
         c, t0 = self.config, time.perf_counter()

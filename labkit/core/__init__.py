@@ -28,6 +28,7 @@ from labkit.core.logprobs import (
     token_logprobs,
 )
 from labkit.core.losses import value_loss
+from labkit.core.off_policy import off_policy_sequence_mask
 from labkit.core.policy import policy_loss, token_weights
 from labkit.core.preference import bradley_terry_loss, dpo_loss
 from labkit.core.surrogate import clipped_surrogate, importance_ratio, kl_penalty
@@ -52,6 +53,7 @@ __all__ = [
     "kl_penalty",
     "masked_mean",
     "masked_sum",
+    "off_policy_sequence_mask",
     "policy_loss",
     "reinforce_advantages",
     "rloo_advantages",

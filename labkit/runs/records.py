@@ -9,7 +9,8 @@ zero advantage), ``kl/k1``, ``kl/k2``, ``kl/k3``, ``clip/ratio_low``, ``clip/rat
 ``clip/region``, ``ratio/mean|min|max``, ``kl/old`` (each over the step's inner updates,
 and ``<key>_last`` for the last update: :func:`inner_update_metrics`), ``len/mean``, ``len/correct``, ``len/incorrect``,
 ``len/truncated_frac``, ``entropy``, ``grad_norm``, ``loss``, ``loss/policy``, ``loss/kl``,
-``time/rollout``; dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
+``time/rollout``; ``off_policy_mask`` adds ``mask/off_policy_frac`` (over the inner updates
+too); dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
 (``labkit.algos.ppo``) ``vf/*``. README.md "Metric keys" is the table.
 """
 
@@ -52,7 +53,8 @@ def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tens
     return {**m, **r.info}
 
 
-UPDATE_KEYS = ("clip/", "ratio/", "kl/old", "vf/clipfrac")  # vf/clipfrac: PPO's value clip
+
+UPDATE_KEYS = ("clip/", "ratio/", "kl/old", "mask/", "vf/clipfrac")  # vf/clipfrac: PPO's value clip
 """Stats that change from one inner update to the next (the ratio to pi_old and what it clips)."""
 
 
