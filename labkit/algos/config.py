@@ -148,6 +148,14 @@ class GRPOConfig(TrainConfig):
     diagnostics: int = 4
     """Completions per step whose per-token log-prob, ratio, k1/k2/k3, advantage and weight are
     recorded for heatmaps (0: off)."""
+    reward_timeout: float = 30.0
+    """Seconds a reward function may take on one batch; past it its worker process is killed."""
+    reward_runtime: str = "auto"
+    """'auto' (built-ins inline, others in a worker process), 'process' or 'inline' (no limit)."""
+    reward_workers: int = 1
+    """Worker processes per reward function (>1 splits the batch: CPU-heavy rewards)."""
+    reward_errors: str = "raise"
+    """On a failing or hanging reward: 'raise' (step stops) or 'skip' (None, event logged)."""
     min_generations: ClassVar[int] = 2  # PPO needs no group: 1
 
     def __post_init__(self):
@@ -157,6 +165,10 @@ class GRPOConfig(TrainConfig):
         self._check_dapo()
         at_least(self, 0, "diagnostics", "top_k", "overlong_buffer")
         at_least(self, 1, "prompts_per_step", "num_iterations", "max_sampling_rounds")
+        at_least(self, 1, "reward_workers")
+        require(self.reward_timeout > 0, f"reward_timeout={self.reward_timeout}: use seconds > 0")
+        choose("reward_runtime", self.reward_runtime, opt.REWARD_RUNTIMES)
+        choose("reward_errors", self.reward_errors, opt.REWARD_ERRORS)
 
     def _check_sampling(self):
         require(self.num_generations >= self.min_generations,

@@ -40,7 +40,8 @@ from labkit.core import (
 )
 from labkit.models.policy import frozen_copy, is_peft
 from labkit.models.rollout import Rollout, completion_logprobs, rollout
-from labkit.rewards import call_reward, get_reward, reward_name
+from labkit.rewards import get_reward, reward_name
+from labkit.rewards.runtime import RewardRunner, run_rewards
 from labkit.runs.records import (
     group_correct,
     inner_update_metrics,
@@ -112,6 +113,8 @@ class GRPOTrainer(Trainer):
             self.apply_config()
             if rewards:
                 self.reward_funcs = rewards
+                if getattr(self, "_runner", None) is not None:
+                    self._runner.close()  # the old functions' workers go
                 changes["reward_funcs"] = reward_funcs
             self.log_event("update", changes)
 
@@ -119,6 +122,18 @@ class GRPOTrainer(Trainer):
         if "reward_funcs" in changes:  # names, not function objects
             changes = {**changes, "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
         super().log_event(kind, changes)
+
+    @property
+    def reward_runner(self) -> RewardRunner:
+        """The runner every reward call goes through (``labkit.rewards.runtime``), rebuilt when
+        ``reward_timeout``, ``reward_runtime``, ``reward_workers`` or ``reward_errors`` change."""
+        c = self.config
+        key = (c.reward_timeout, c.reward_runtime, c.reward_workers, c.reward_errors)
+        if getattr(self, "_runner", None) is None or self._runner_key != key:
+            if getattr(self, "_runner", None) is not None:
+                self._runner.close()
+            self._runner, self._runner_key = RewardRunner(*key), key
+        return self._runner
 
     @property
     def has_reference(self) -> bool:
@@ -145,8 +160,11 @@ class GRPOTrainer(Trainer):
         ``overlong_buffer``, DAPO's soft overlong punishment as ``overlong``)."""
         c = self.config
         columns = self.task.columns(r.examples)
-        per_fn = {reward_name(f): call_reward(f, r.completions, columns)
-                  for f, _ in self.reward_funcs}
+        per_fn, info, errors = run_rewards(self.reward_runner, self.reward_funcs, r.completions,
+                                           columns)
+        r.info.update(info)
+        for name, err in errors.items():  # reward_errors='skip': the step goes on without it
+            self.log_event("reward_error", {"reward": name, "error": err})
         values = torch.tensor([list(v) for v in per_fn.values()])  # [F, B], NaN where None
         w = torch.tensor([w for _, w in self.reward_funcs]).unsqueeze(1)  # [F, 1]
         total = torch.nansum(values * w, 0)  # [B]

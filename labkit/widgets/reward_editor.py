@@ -145,6 +145,7 @@ class RewardEditor(W.VBox):
                 self._say(f"✗ during training (trainer paused; this step got no reward): {e}",
                           error=True)
                 return [None] * len(completions)
+        reward.labkit_inline = True  # it pauses the trainer and writes here: this process
         return reward
 
     def apply(self) -> bool:
