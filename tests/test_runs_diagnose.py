@@ -127,3 +127,22 @@ def test_the_demo_run_gets_no_warning():
     tr = lk.GRPOTrainer(reward_funcs=cfg.pop("reward_funcs"), **cfg)
     tr.train(progress=False)
     assert rules(tr.log) == []
+
+
+def test_reward_versions_say_which_source_and_weights_produced_which_steps(runs):
+    def mine(completions, **kwargs):
+        return [float(len(c) == 2) for c in completions]
+
+    tr = lk.GRPOTrainer(reward_funcs=["digit_partial"], run_name="ver", max_steps=4,
+                        num_generations=2, prompts_per_step=2, track_kl=False)
+    tr.step()
+    tr.update(reward_funcs=["digit_partial", mine], reward_weights=[1.0, 0.5])
+    tr.step()
+    tr.update(reward_weights=[1.0, 2.0])  # a weight change alone is a new version too
+    tr.step()
+    v = diagnose(runs / "ver").versions
+    assert list(v["steps"]) == ["1-1", "2-2", "3-3"]
+    assert v["reward_version"].iloc[0].startswith("digit_partial@")
+    assert "mine@" in v["reward_version"].iloc[1] and v["reward_version"].iloc[1].endswith("x0.5")
+    assert v["reward_version"].iloc[2].endswith("x2")
+    assert tr.reward_funcs[1][1] == 2.0  # and the new weight is the one used

@@ -41,7 +41,7 @@ from labkit.core import (
 from labkit.models.policy import frozen_copy, is_peft
 from labkit.models.rollout import Rollout, completion_logprobs, rollout
 from labkit.rewards import get_reward, reward_name
-from labkit.rewards.runtime import RewardRunner, run_rewards
+from labkit.rewards.runtime import RewardRunner, run_rewards, source_hash
 from labkit.runs.records import (
     group_correct,
     inner_update_metrics,
@@ -91,7 +91,13 @@ class GRPOTrainer(Trainer):
 
     def run_config(self) -> dict:
         return {**super().run_config(), "track_kl": self.track_kl,
-                "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
+                "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs],
+                "reward_version": self.reward_version}
+
+    @property
+    def reward_version(self) -> str:
+        """Each reward function's name, source hash and weight: ``name@hash x w, ...``."""
+        return ", ".join(f"{reward_name(f)}@{source_hash(f)} x{w:g}" for f, w in self.reward_funcs)
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
@@ -107,12 +113,15 @@ class GRPOTrainer(Trainer):
         """Change hyperparameters (validated) or reward functions; applied between steps."""
         new = dataclasses.replace(self.config, **changes)  # __post_init__ refuses bad values
         self.check_update(new)
-        rewards = self._check_rewards(reward_funcs, new.reward_weights) if reward_funcs else None
+        funcs = reward_funcs or ([f for f, _ in self.reward_funcs]
+                                 if "reward_weights" in changes else None)  # new weights only
+        rewards = self._check_rewards(funcs, new.reward_weights) if funcs else None
         with self.lock:
             self.config = new
             self.apply_config()
             if rewards:
                 self.reward_funcs = rewards
+            if reward_funcs:
                 if getattr(self, "_runner", None) is not None:
                     self._runner.close()  # the old functions' workers go
                 changes["reward_funcs"] = reward_funcs
@@ -121,6 +130,8 @@ class GRPOTrainer(Trainer):
     def log_event(self, kind: str, changes: dict) -> None:
         if "reward_funcs" in changes:  # names, not function objects
             changes = {**changes, "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
+        if "reward_funcs" in changes or "reward_weights" in changes:
+            changes = {**changes, "reward_version": self.reward_version}
         super().log_event(kind, changes)
 
     @property

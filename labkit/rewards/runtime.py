@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import hashlib
 import inspect
 import math
 import multiprocessing
@@ -53,6 +54,20 @@ def _install(key: int, fn) -> None:
 
 def _run_installed(key: int, completions: list[str], columns: dict) -> list[float]:
     return call_reward(_INSTALLED[key], completions, columns)
+
+
+def source_hash(fn) -> str:
+    """8 hex digits of sha1 over ``fn``'s source (else its bytecode): its version in the log.
+
+    >>> source_hash(REWARDS["exact_match"]) == source_hash(REWARDS["exact_match"])
+    True
+    """
+    try:
+        text = inspect.getsource(fn).encode()
+    except (OSError, TypeError):  # the reward editor's or a lambda's: no file to read
+        code = getattr(fn, "__code__", None)
+        text = repr((code.co_code, code.co_consts)).encode() if code else repr(fn).encode()
+    return hashlib.sha1(text).hexdigest()[:8]
 
 
 def is_inline(fn) -> bool:

@@ -37,22 +37,28 @@ class Finding:
 
 
 class Diagnosis(list):
-    """The findings of :func:`diagnose` (a list); empty when nothing fired."""
+    """The findings of :func:`diagnose` (a list); empty when nothing fired. ``versions``: which
+    reward version (functions, source hashes, weights) produced which steps."""
+
+    versions: pd.DataFrame = pd.DataFrame(columns=["steps", "reward_version"])
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame([asdict(f) for f in self], columns=["rule", "steps", "evidence",
                                                                "fix"])
 
     def __str__(self) -> str:
-        if not self:
-            return "no warning: nothing in the run log matches a known failure"
-        return "\n".join(f"[{f.rule}] steps {f.steps}: {f.evidence}\n    fix: {f.fix}"
-                         for f in self)
+        head = ("no warning: nothing in the run log matches a known failure" if not self else
+                "\n".join(f"[{f.rule}] steps {f.steps}: {f.evidence}\n    fix: {f.fix}"
+                          for f in self))
+        if len(self.versions) > 1:
+            head += "\nreward versions:\n" + self.versions.to_string(index=False)
+        return head
 
     def _repr_html_(self) -> str:
-        if not self:
-            return "<b>Run doctor:</b> no warning."
-        return "<b>Run doctor:</b>" + self.frame().to_html(index=False)
+        body = " no warning." if not self else self.frame().to_html(index=False)
+        if len(self.versions) > 1:
+            body += "<b>Reward versions</b>" + self.versions.to_html(index=False)
+        return "<b>Run doctor:</b>" + body
 
 
 def _steps(m: pd.DataFrame, mask) -> str:
@@ -242,5 +248,23 @@ def diagnose(run) -> Diagnosis:
     out = Diagnosis()
     for rule in RULES:
         out += rule(m, s, cfg)
+    out.versions = reward_versions(cfg, run.events, int(m["step"].max()) if "step" in m else 0)
     return out
+
+
+def reward_versions(cfg: dict, events: pd.DataFrame, last: int) -> pd.DataFrame:
+    """Which reward version (``name@source-hash xweight, ...``) produced which steps: the
+    config's first, then each event that changed the reward functions or weights.
+
+    >>> ev = pd.DataFrame([{"step": 4, "kind": "update", "reward_version": "g@2 x1"}])
+    >>> reward_versions({"reward_version": "f@1 x1"}, ev, 9).values.tolist()
+    [['1-4', 'f@1 x1'], ['5-9', 'g@2 x1']]
+    """
+    rows = [(0, cfg.get("reward_version") or ", ".join(cfg.get("reward_funcs") or []))]
+    if len(events) and "reward_version" in events:
+        rows += [(int(e["step"]), e["reward_version"]) for e in events.to_dict("records")
+                 if isinstance(e.get("reward_version"), str)]
+    ends = [s for s, _ in rows[1:]] + [last]
+    return pd.DataFrame([{"steps": f"{s + 1}-{e}", "reward_version": v}
+                         for (s, v), e in zip(rows, ends)], columns=["steps", "reward_version"])
 
