@@ -91,7 +91,8 @@ def rule_zero_spread(m, s, cfg) -> list[Finding]:
             if len(flat) and flat.mean() >= ZERO_SPREAD:
                 level = g.mean()[flat]
                 lo, hi = r.min(), r.max()
-                kind = (f"{(level == lo).mean():.0%} all at the lowest ({lo:g}), "
+                kind = (f"every reward is {lo:g}" if lo == hi else
+                        f"{(level == lo).mean():.0%} all at the lowest ({lo:g}), "
                         f"{(level == hi).mean():.0%} all at the highest ({hi:g})")
                 out.append(Finding(f"zero_spread[{c}]", f"all {s['step'].nunique()} steps",
                                    f"{flat.mean():.0%} of groups have zero spread in {c!r}: "
