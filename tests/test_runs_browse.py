@@ -46,6 +46,9 @@ def test_the_widget_filters_pages_and_opens_the_token_view(run):
     b.truncated.value = "yes"
     assert len(b.rows) == int(run.samples["truncated"].sum())
     b.truncated.value = "any"
+    b.length.value = (b.length.min, b.length.min)
+    assert len(b.rows) == int((run.samples["length"] == b.length.min).sum())
+    b.length.value = (b.length.min, b.length.max)
     b.regex.value = "(("  # a regex being typed: the message says so
     assert "regex" in b.info.value
     b.regex.value = ""

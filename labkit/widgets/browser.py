@@ -40,6 +40,9 @@ class CompletionBrowser(W.VBox):
         r = f["reward"].dropna()
         self.reward = _range("reward", float(r.min()) if len(r) else 0.0,
                              float(r.max()) if len(r) else 1.0, "lk-reward", False)
+        n = f["length"].dropna()
+        self.length = _range("length", int(n.min()) if len(n) else 0,
+                             int(n.max()) if len(n) else 1, "lk-length", True)
         self.correct = W.Dropdown(options=list(_ANY), description="correct")
         self.truncated = W.Dropdown(options=list(_ANY), description="truncated")
         self.regex = W.Text(placeholder="regex over the completion", description="regex")
@@ -52,14 +55,14 @@ class CompletionBrowser(W.VBox):
         self.table = ITable(caption="completions", select=True)
         self.tokens = W.VBox()  # the selected row's per-token heatmap
         self.tokens.add_class("lk-browser-tokens")
-        for w in (self.steps, self.reward, self.correct, self.truncated, self.regex,
-                  self.prompt):
+        for w in (self.steps, self.reward, self.length, self.correct, self.truncated,
+                  self.regex, self.prompt):
             w.observe(lambda _: self.apply(), names="value")
         self.prev_btn.on_click(lambda _: self.previous())
         self.next_btn.on_click(lambda _: self.next())
         self.table.observe(lambda ch: self.open_tokens(), names="selected_rows")
         super().__init__([W.HBox([self.steps, self.reward]),
-                          W.HBox([self.correct, self.truncated]), W.HBox([self.regex,
+                          W.HBox([self.length, self.correct, self.truncated]), W.HBox([self.regex,
                                                                            self.prompt]),
                           W.HBox([self.prev_btn, self.next_btn, self.info]), self.table,
                           self.tokens])
@@ -69,7 +72,8 @@ class CompletionBrowser(W.VBox):
     def apply(self) -> None:
         """Re-select the rows from the filters and show the first page."""
         self.rows = self.index.select(
-            steps=self.steps.value, reward=self.reward.value, correct=_ANY[self.correct.value],
+            steps=self.steps.value, reward=self.reward.value, length=self.length.value,
+            correct=_ANY[self.correct.value],
             truncated=_ANY[self.truncated.value], prompt=self.prompt.value or None)
         self._starts = [0]  # where each page shown so far began: Previous pops
         self.show(0)
