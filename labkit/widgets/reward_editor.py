@@ -22,6 +22,7 @@ from plotly.subplots import make_subplots
 
 from labkit.rewards import RewardError
 from labkit.rewards.bench import reward_bench
+from labkit.rewards.runtime import RewardRunner
 from labkit.widgets.sandbox import (
     Bank,
     bank_from_samples,
@@ -125,7 +126,7 @@ class RewardEditor(W.VBox):
         try:
             bank = self.bank()
             fn = compile_reward(self.code.value)
-            result = evaluate_reward(fn, bank, self.timeout)
+            result = evaluate_reward(fn, bank, self.timeout, self.runner())
         except (RewardError, ValueError) as e:
             self._say(f"✗ {e}", error=True)
             return None
@@ -141,6 +142,16 @@ class RewardEditor(W.VBox):
         self._say(f"✓ {summary}")
         self.stats.value = f"<i>last Try: {html.escape(summary)}</i>"
         return result
+
+    def runner(self) -> RewardRunner:
+        """One worker process per function for Try and training alike (state a function keeps
+        lives there across calls); rebuilt when ``timeout`` changes."""
+        run = getattr(self, "_runner", None)
+        if run is None or run.timeout != self.timeout:
+            if run is not None:
+                run.close()
+            self._runner = RewardRunner(timeout=self.timeout, mode="process")
+        return self._runner
 
     def bench(self):
         """Compile the code box and run :func:`labkit.rewards.bench.reward_bench` on it (the
@@ -168,7 +179,7 @@ class RewardEditor(W.VBox):
         @functools.wraps(fn)
         def reward(completions, **columns):
             try:
-                return safe_call(fn, completions, columns, self.timeout)
+                return safe_call(fn, completions, columns, self.timeout, self.runner())
             except RewardError as e:
                 if self.trainer is not None:
                     self.trainer.pause()
