@@ -71,6 +71,14 @@ __all__ = [
 ]
 __all__ += core.__all__
 
+# issue 15: the reward runtime (time limits, worker processes) and the code-execution reward
+from labkit.rewards.bench import reward_bench
+from labkit.rewards.code import code_reward, code_tests, run_code
+from labkit.rewards.runtime import RewardRunner
+from labkit.runs.diagnose import diagnose
+
+__all__ += ["RewardRunner", "code_reward", "code_tests", "diagnose", "reward_bench", "run_code"]
+
 
 def __getattr__(name: str):
     if name == "widgets":  # lazy: ipywidgets and anywidget only when a widget is wanted

@@ -175,6 +175,11 @@ def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
             editor.locator(".lk-apply-reward").click()
             _wait_text(page, ".lk-reward-message", "applied short_and_right")
             _shot(page, "4-valid-reward-applied")
+            editor.locator(".lk-reward-tabs .lm-TabBar-tab", has_text="Reward bench").click()
+            editor.locator(".lk-bench").click()
+            _wait_text(page, ".lk-reward-message", "reward_bench(short_and_right)")
+            _wait_text(page, ".lk-bench-table", "reward_bench(short_and_right)")
+            _shot(page, "4b-reward-bench-tab")
 
             page.locator(".lk-dashboard").scroll_into_view_if_needed()
             n2 = _points(page)

@@ -123,3 +123,11 @@ def test_a_reward_error_inside_the_run_is_shown_and_the_log_kept():
     d.run(2)
     assert "training stopped at step 1" in d.message.value and "KeyError" in d.message.value
     assert len(tr.log.metrics) == 1 and not d.running
+
+
+def test_the_run_doctor_panel_names_a_fault_when_the_run_ends():
+    tr = _trainer(max_completion_length=1)  # every completion cut: truncation
+    d = Dashboard(tr, steps=2)
+    assert d.doctor.value == ""  # nothing before the first step
+    d.run(2)
+    assert "Run doctor" in d.doctor.value and "truncation" in d.doctor.value

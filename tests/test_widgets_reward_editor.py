@@ -139,3 +139,15 @@ def test_try_on_a_saved_run(tmp_path, monkeypatch):
     s = tr.log.samples
     assert ed.result["rewards"] == (s["completion"] == s["answer"]).astype(float).tolist()
     assert ed.apply_btn.disabled  # a saved run has no trainer to swap into
+
+
+def test_a_reward_stuck_in_c_is_stopped_too():
+    """A thread cannot be stopped inside C (a regex backtracking); the worker process is killed."""
+    import time
+
+    code = ("import re\ndef regex(completions, **kw):\n"
+            "    return [float(bool(re.match(r'(a+)+$', 'a' * 40 + 'b'))) for c in completions]")
+    t0 = time.perf_counter()
+    ed = _editor(code, timeout=0.5)
+    assert "did not finish within 0.5 s" in ed.message.value
+    assert time.perf_counter() - t0 < 5

@@ -154,6 +154,14 @@ class GRPOConfig(TrainConfig):
     off_policy_mask: float | None = None
     """delta of DeepSeek-V3.2's off-policy sequence masking (2512.02556): drop from the policy
     term a sequence with A_i < 0 and (1/|o_i|) sum_t log(pi_old / pi_theta) > delta (None: off)."""
+    reward_timeout: float = 30.0
+    """Seconds a reward function may take on one batch; past it its worker process is killed."""
+    reward_runtime: str = "auto"
+    """'auto' (built-ins inline, others in a worker process), 'process' or 'inline' (no limit)."""
+    reward_workers: int = 1
+    """Worker processes per reward function (>1 splits the batch: CPU-heavy rewards)."""
+    reward_errors: str = "raise"
+    """On a failing or hanging reward: 'raise' (step stops) or 'skip' (None, event logged)."""
     min_generations: ClassVar[int] = 2  # PPO needs no group: 1
 
     def __post_init__(self):
@@ -166,6 +174,10 @@ class GRPOConfig(TrainConfig):
         at_least(self, 0, "entropy_coef")
         require(self.off_policy_mask is None or self.off_policy_mask >= 0,
                 f"off_policy_mask={self.off_policy_mask}: use a threshold >= 0 (e.g. 0.1) or None")
+        at_least(self, 1, "reward_workers")
+        require(self.reward_timeout > 0, f"reward_timeout={self.reward_timeout}: use seconds > 0")
+        choose("reward_runtime", self.reward_runtime, opt.REWARD_RUNTIMES)
+        choose("reward_errors", self.reward_errors, opt.REWARD_ERRORS)
 
     def _check_sampling(self):
         require(self.num_generations >= self.min_generations,

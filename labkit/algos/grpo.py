@@ -42,7 +42,8 @@ from labkit.core import (
 )
 from labkit.models.policy import frozen_copy, is_peft
 from labkit.models.rollout import Rollout, completion_logprobs, rollout
-from labkit.rewards import call_reward, get_reward, reward_name
+from labkit.rewards import get_reward, reward_name
+from labkit.rewards.runtime import RewardRunner, run_rewards, source_hash
 from labkit.runs.records import (
     group_correct,
     inner_update_metrics,
@@ -92,7 +93,13 @@ class GRPOTrainer(Trainer):
 
     def run_config(self) -> dict:
         return {**super().run_config(), "track_kl": self.track_kl,
-                "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
+                "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs],
+                "reward_version": self.reward_version}
+
+    @property
+    def reward_version(self) -> str:
+        """Each reward function's name, source hash and weight: ``name@hash x w, ...``."""
+        return ", ".join(f"{reward_name(f)}@{source_hash(f)} x{w:g}" for f, w in self.reward_funcs)
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
@@ -108,19 +115,38 @@ class GRPOTrainer(Trainer):
         """Change hyperparameters (validated) or reward functions; applied between steps."""
         new = dataclasses.replace(self.config, **changes)  # __post_init__ refuses bad values
         self.check_update(new)
-        rewards = self._check_rewards(reward_funcs, new.reward_weights) if reward_funcs else None
+        funcs = reward_funcs or ([f for f, _ in self.reward_funcs]
+                                 if "reward_weights" in changes else None)  # new weights only
+        rewards = self._check_rewards(funcs, new.reward_weights) if funcs else None
         with self.lock:
             self.config = new
             self.apply_config()
             if rewards:
                 self.reward_funcs = rewards
+            if reward_funcs:
+                if getattr(self, "_runner", None) is not None:
+                    self._runner.close()  # the old functions' workers go
                 changes["reward_funcs"] = reward_funcs
             self.log_event("update", changes)
 
     def log_event(self, kind: str, changes: dict) -> None:
         if "reward_funcs" in changes:  # names, not function objects
             changes = {**changes, "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
+        if "reward_funcs" in changes or "reward_weights" in changes:
+            changes = {**changes, "reward_version": self.reward_version}
         super().log_event(kind, changes)
+
+    @property
+    def reward_runner(self) -> RewardRunner:
+        """The runner every reward call goes through (``labkit.rewards.runtime``), rebuilt when
+        ``reward_timeout``, ``reward_runtime``, ``reward_workers`` or ``reward_errors`` change."""
+        c = self.config
+        key = (c.reward_timeout, c.reward_runtime, c.reward_workers, c.reward_errors)
+        if getattr(self, "_runner", None) is None or self._runner_key != key:
+            if getattr(self, "_runner", None) is not None:
+                self._runner.close()
+            self._runner, self._runner_key = RewardRunner(*key), key
+        return self._runner
 
     @property
     def has_reference(self) -> bool:
@@ -147,8 +173,11 @@ class GRPOTrainer(Trainer):
         ``overlong_buffer``, DAPO's soft overlong punishment as ``overlong``)."""
         c = self.config
         columns = self.task.columns(r.examples)
-        per_fn = {reward_name(f): call_reward(f, r.completions, columns)
-                  for f, _ in self.reward_funcs}
+        per_fn, info, errors = run_rewards(self.reward_runner, self.reward_funcs, r.completions,
+                                           columns)
+        r.info.update(info)
+        for name, err in errors.items():  # reward_errors='skip': the step goes on without it
+            self.log_event("reward_error", {"reward": name, "error": err})
         values = torch.tensor([list(v) for v in per_fn.values()])  # [F, B], NaN where None
         w = torch.tensor([w for _, w in self.reward_funcs]).unsqueeze(1)  # [F, 1]
         total = torch.nansum(values * w, 0)  # [B]

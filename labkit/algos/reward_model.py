@@ -98,6 +98,7 @@ class RewardModel(torch.nn.Module):
             return self(list(prompts), list(completions)).tolist()
 
         reward.__name__ = name
+        reward.labkit_inline = True  # a torch model: in the trainer's process, no fork
         return reward
 
 

@@ -57,6 +57,7 @@ def watched_reward(rm: RewardModel, task, record: list):
         record.append(agreement(list(prompts), r, ok))
         return r
 
+    reward_model.labkit_inline = True  # appends to ``record`` in this process
     return reward_model
 
 

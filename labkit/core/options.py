@@ -36,6 +36,11 @@ LR_SCHEDULES = ("linear", "constant", "cosine")
 RM_READOUTS = ("head", "head+logprob")
 """Reward-model readouts (``labkit.algos.reward_model.RewardModel``)."""
 
+REWARD_RUNTIMES = ("auto", "process", "inline")
+"""Where reward functions run (``labkit.rewards.runtime.RewardRunner``)."""
+REWARD_ERRORS = ("raise", "skip")
+"""What a failing or hanging reward function does to the step (``labkit.rewards.runtime``)."""
+
 
 def choose(name: str, value: str, choices: tuple[str, ...]) -> str:
     """``value`` when it is one of ``choices``; else a ValueError naming the field and the fix."""

@@ -14,16 +14,17 @@ from __future__ import annotations
 from labkit.tasks.arithmetic import parse_int
 
 
-def exact_match(completions: list[str], answer: list[str], **kwargs) -> list[float]:
+def exact_match(completions: list[str], answer: list[str], **kwargs) -> list[float | None]:
     """1.0 when the completion states the reference integer, else 0.0 (the verifier's reward).
 
     >>> exact_match([" 7", "07", "x"], answer=["7", "7", "7"])
     [1.0, 1.0, 0.0]
     """
-    return [float(parse_int(c) == int(a)) for c, a in zip(completions, answer)]
+    gold = [parse_int(str(a)) for a in answer]  # a gold that does not parse: None (skipped)
+    return [None if g is None else float(parse_int(c) == g) for c, g in zip(completions, gold)]
 
 
-def digit_partial(completions: list[str], answer: list[str], **kwargs) -> list[float]:
+def digit_partial(completions: list[str], answer: list[str], **kwargs) -> list[float | None]:
     """Shaped accuracy: 1.0 when exact, else 0.5 x the fraction of answer digits right, counted
     from the right (units first), and 0 for a completion that is not a number.
 
@@ -35,10 +36,12 @@ def digit_partial(completions: list[str], answer: list[str], **kwargs) -> list[f
     """
     out = []
     for c, a in zip(completions, answer):
-        c = c.strip()
-        if not c.isdigit():
+        c, a, gold = c.strip(), str(a), parse_int(str(a))
+        if gold is None:  # a gold that does not parse: not applicable
+            out.append(None)
+        elif parse_int(c) is None:
             out.append(0.0)
-        elif int(c) == int(a):
+        elif int(c) == gold:
             out.append(1.0)
         elif len(c) != len(a):
             out.append(0.0)

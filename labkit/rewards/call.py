@@ -46,6 +46,16 @@ def call_reward(fn: RewardFn, completions: Sequence[str], columns: dict) -> list
     except Exception as e:  # a user's code: report it, never crash the run log
         raise RewardError(f"reward function {name!r} raised {type(e).__name__}: {e}. "
                           "Fix the function; the run log so far is kept.") from e
+    return check_values(name, values, completions)
+
+
+def check_values(name: str, values, completions: Sequence[str]) -> list[float]:
+    """``values`` as one finite float (None -> NaN) per completion, or a :class:`RewardError`
+    naming the function ``name`` and the fix.
+
+    >>> check_values("f", [1, None], ["a", "b"])
+    [1.0, nan]
+    """
     try:
         values = list(values)
     except TypeError:

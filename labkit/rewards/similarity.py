@@ -78,4 +78,5 @@ def similarity_to(target: str, name: str | None = None):
         return similarity(completions, [target] * len(completions))
 
     reward.__name__ = f"similarity_to_{name or 'target'}"
+    reward.labkit_inline = True  # a torch model: in the trainer's process, no fork
     return reward

@@ -14,11 +14,13 @@ from labkit.tasks.base import Example, Task
 def parse_int(text: str) -> int | None:
     """The integer a completion states, or None: ``" 42"`` -> 42, ``"4x"`` -> None.
 
-    >>> parse_int("42"), parse_int(" 7 "), parse_int("4x"), parse_int("")
-    (42, 7, None, None)
+    >>> parse_int("42"), parse_int(" 7 "), parse_int("4x"), parse_int(""), parse_int("4²")
+    (42, 7, None, None, None)
     """
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    # isdecimal, not isdigit: "²".isdigit() is True but int("²") raises; int() also refuses
+    # strings over 4300 digits (a huge completion). Both crashed the reward (the reward bench).
+    return int(text) if text.isdecimal() and len(text) <= 4300 else None
 
 
 class Addition(Task):

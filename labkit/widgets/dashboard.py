@@ -21,7 +21,10 @@ import plotly.graph_objects as go
 
 from labkit.core.options import LOSS_TYPES
 from labkit.plots.live import event_shapes, live_figure, live_series, trace_keys
+from labkit.runs.diagnose import diagnose
 
+DOCTOR_EVERY = 10
+"""Steps between two redraws of the run doctor's panel while training."""
 HPARAMS = ("beta", "epsilon", "epsilon_high", "temperature", "loss_type", "learning_rate")
 
 
@@ -117,6 +120,9 @@ class Dashboard(W.VBox):
         self.status.add_class("lk-status")
         self.table = W.HTML()
         self.table.add_class("lk-samples")
+        self.doctor = W.HTML()  # the run doctor (labkit.runs.diagnose), every DOCTOR_EVERY steps
+        self.doctor.add_class("lk-doctor")
+        self._doctor_at = -1
         for b, fn in [(self.start_btn, self.start), (self.pause_btn, self.pause),
                       (self.resume_btn, self.resume), (self.stop_btn, self.stop),
                       (self.apply_btn, self.apply)]:
@@ -126,7 +132,8 @@ class Dashboard(W.VBox):
         super().__init__([
             W.HBox([self.start_btn, self.pause_btn, self.resume_btn, self.stop_btn, self.steps,
                     self.progress, self.status]),
-            W.HBox([*self.controls.values(), self.apply_btn]), self.message, box, self.table])
+            W.HBox([*self.controls.values(), self.apply_btn]), self.message, box, self.table,
+            self.doctor])
         self.add_class("lk-dashboard")
         self._last_draw, self._target, self._ended = 0, trainer.global_step, "idle"
         self.refresh()
@@ -269,8 +276,18 @@ class Dashboard(W.VBox):
             self.table.value = f"<b>step {step}, group 0</b>" + samples_html(group, cols)
         self.progress.value = min(self.trainer.global_step, self.progress.max)
         self._status(last)
+        self._diagnose()
         self._drawn_at = time.perf_counter()
         self._draw_cost = self._drawn_at - t0
+
+    def _diagnose(self) -> None:
+        """The run doctor's findings, redrawn every DOCTOR_EVERY steps and when a run ends (it
+        reads the whole log: not every step)."""
+        s = self.trainer.global_step
+        if s == self._doctor_at or (self._ended == "running" and s - self._doctor_at < DOCTOR_EVERY):
+            return
+        self._doctor_at = s
+        self.doctor.value = diagnose(self.trainer.log)._repr_html_() if s else ""
 
     def state(self) -> str:
         """'running', 'paused', or how the last run ended ('idle' before any)."""

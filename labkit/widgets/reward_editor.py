@@ -21,6 +21,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from labkit.rewards import RewardError
+from labkit.rewards.bench import reward_bench
+from labkit.rewards.runtime import RewardRunner
 from labkit.widgets.sandbox import (
     Bank,
     bank_from_samples,
@@ -87,8 +89,17 @@ class RewardEditor(W.VBox):
         self.try_btn.on_click(lambda _: self.try_code())
         self.apply_btn.on_click(lambda _: self.apply())
         self.fn, self._tried_code, self.result = None, None, None
+        self.bench_btn = W.Button(description="Run the bench", button_style="info")
+        self.bench_btn.add_class("lk-bench")
+        self.bench_out = W.HTML()  # lk.reward_bench's flagged table
+        self.bench_out.add_class("lk-bench-table")
+        self.bench_btn.on_click(lambda _: self.bench())
+        self.tabs = W.Tab([W.VBox([self.stats, self.fig, self.examples]),
+                           W.VBox([self.bench_btn, self.bench_out])])
+        self.tabs.titles = ("Try on the bank", "Reward bench")
+        self.tabs.add_class("lk-reward-tabs")
         super().__init__([self.code, W.HBox([self.try_btn, self.apply_btn]), self.message,
-                          self.stats, self.fig, self.examples])
+                          self.tabs])
         self.add_class("lk-reward-editor")
 
     def bank(self) -> Bank:
@@ -115,7 +126,7 @@ class RewardEditor(W.VBox):
         try:
             bank = self.bank()
             fn = compile_reward(self.code.value)
-            result = evaluate_reward(fn, bank, self.timeout)
+            result = evaluate_reward(fn, bank, self.timeout, self.runner())
         except (RewardError, ValueError) as e:
             self._say(f"✗ {e}", error=True)
             return None
@@ -132,19 +143,50 @@ class RewardEditor(W.VBox):
         self.stats.value = f"<i>last Try: {html.escape(summary)}</i>"
         return result
 
+    def runner(self) -> RewardRunner:
+        """One worker process per function for Try and training alike (state a function keeps
+        lives there across calls); rebuilt when ``timeout`` changes."""
+        run = getattr(self, "_runner", None)
+        if run is None or run.timeout != self.timeout:
+            if run is not None:
+                run.close()
+            self._runner = RewardRunner(timeout=self.timeout, mode="process")
+        return self._runner
+
+    def bench(self):
+        """Compile the code box and run :func:`labkit.rewards.bench.reward_bench` on it (the
+        trainer's task, else the run's, else addition); the table goes in the bench tab."""
+        task = "addition"
+        if self.trainer is not None:
+            task = self.trainer.task
+        elif isinstance(getattr(self.source, "config", None), dict):
+            task = self.source.config.get("task") or task
+        try:
+            result = reward_bench(compile_reward(self.code.value), task=task,
+                                  timeout=self.timeout)
+        except (RewardError, ValueError) as e:
+            self._say(f"✗ {e}", error=True)
+            return None
+        flagged = result.table[result.table["flag"] != ""]
+        shown = flagged if len(flagged) else result.table.head(12)
+        self.bench_out.value = f"<b>{html.escape(repr(result))}</b>" + shown.to_html(index=False)
+        self._say(f"{'✓' if result.ok else '✗'} {result!r}", error=not result.ok)
+        return result
+
     def guarded(self, fn):
         """``fn`` wrapped for the training thread: time-limited and checked; a failure pauses the
         trainer, shows here, and gives the step None rewards instead of an exception."""
         @functools.wraps(fn)
         def reward(completions, **columns):
             try:
-                return safe_call(fn, completions, columns, self.timeout)
+                return safe_call(fn, completions, columns, self.timeout, self.runner())
             except RewardError as e:
                 if self.trainer is not None:
                     self.trainer.pause()
                 self._say(f"✗ during training (trainer paused; this step got no reward): {e}",
                           error=True)
                 return [None] * len(completions)
+        reward.labkit_inline = True  # it pauses the trainer and writes here: this process
         return reward
 
     def apply(self) -> bool:

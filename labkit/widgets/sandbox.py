@@ -2,27 +2,21 @@
 
 Every failure becomes one :class:`labkit.rewards.RewardError` with a readable message: a syntax
 error (with its line), no function defined, an exception, a wrong count, NaN/inf, a non-number,
-or a hang past the time limit. The call runs in a worker thread; on a timeout the thread is sent
-an asynchronous exception (``PyThreadState_SetAsyncExc``), which stops a pure-Python loop at
-its next bytecode (a call blocked inside C, such as ``time.sleep``, ends when the C call
-returns). No ipywidgets here: the editor widget and the tests share this.
+or a hang past the time limit. The call runs in a forked worker process (the reward runtime,
+``labkit.rewards.runtime``), killed at the time limit, so a call blocked inside C (``time.sleep``,
+a regex backtracking) ends too. No ipywidgets here: the editor widget and the tests share this.
 """
 
 from __future__ import annotations
 
-import ctypes
 import math
-import threading
 from dataclasses import dataclass, field
 
 import torch
 
 from labkit.core.advantages import group_advantages
-from labkit.rewards import RewardError, call_reward
-
-
-class RewardTimeout(Exception):
-    """Raised inside a worker thread that ran past its time limit."""
+from labkit.rewards import RewardError
+from labkit.rewards.runtime import RewardRunner
 
 
 def compile_reward(code: str, name: str | None = None):
@@ -58,40 +52,22 @@ def compile_reward(code: str, name: str | None = None):
     return fns[-1]
 
 
-def _kill(thread: threading.Thread) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
-                                               ctypes.py_object(RewardTimeout))
-
-
-def safe_call(fn, completions: list[str], columns: dict, timeout: float = 2.0) -> list[float]:
-    """``call_reward(fn, completions, columns)`` in a worker thread, at most ``timeout`` s.
+def safe_call(fn, completions: list[str], columns: dict, timeout: float = 2.0,
+              runner: RewardRunner | None = None) -> list[float]:
+    """``call_reward(fn, completions, columns)`` in a forked worker process, at most ``timeout``
+    s (``labkit.rewards.runtime``): past it the worker is killed, so a loop stuck in C ends too.
+    Pass a ``runner`` to keep ``fn``'s worker (and any state the function keeps) across calls.
 
     >>> safe_call(lambda completions, **kw: [0.5] * len(completions), ["a"], {})
     [0.5]
     """
-    box: dict = {}
-
-    def work():
-        try:
-            box["value"] = call_reward(fn, completions, columns)
-        except BaseException as e:  # noqa: BLE001 - reported to the caller, never re-raised here
-            box["error"] = e
-
-    t = threading.Thread(target=work, daemon=True, name="labkit-reward")
-    t.start()
-    t.join(timeout)
-    if t.is_alive():
-        _kill(t)
-        name = getattr(fn, "__name__", "reward")
-        raise RewardError(f"reward function {name!r} did not finish within {timeout:g} s on "
-                          f"{len(completions)} completions: it hangs or is too slow (an endless "
-                          "loop?); it was interrupted")
-    err = box.get("error")
-    if isinstance(err, RewardTimeout):  # killed after a late finish: same message
-        raise RewardError(f"reward function did not finish within {timeout:g} s")
-    if err is not None:
-        raise err if isinstance(err, RewardError) else RewardError(str(err))
-    return box["value"]
+    own = runner is None
+    runner = RewardRunner(timeout=timeout, mode="process") if own else runner
+    try:
+        return runner(fn, completions, columns).values
+    finally:
+        if own:
+            runner.close()
 
 
 @dataclass
@@ -135,12 +111,13 @@ def bank_from_samples(samples, max_samples: int = 512, scale_rewards: str = "gro
     return Bank(s["completion"].tolist(), cols, list(zip(s["step"], s["group"])), scale_rewards)
 
 
-def evaluate_reward(fn, bank: Bank, timeout: float = 2.0) -> dict:
+def evaluate_reward(fn, bank: Bank, timeout: float = 2.0,
+                    runner: RewardRunner | None = None) -> dict:
     """Rewards of ``fn`` on the bank (checked, time-limited), the advantages they would give,
     and the fraction of groups with zero spread (no signal). None values count as 0 in the
     total, as in the trainer's weighted sum.
     """
-    values = safe_call(fn, bank.completions, bank.columns, timeout)
+    values = safe_call(fn, bank.completions, bank.columns, timeout, runner)
     r = torch.tensor([0.0 if math.isnan(v) else v for v in values])  # [B]
     keys = list(dict.fromkeys(bank.group))
     order = sorted(range(len(r)), key=lambda i: keys.index(bank.group[i]))
