@@ -27,7 +27,7 @@ SYMBOLS = {
     "top_p": "p", "top_k": "k", "beta": "β", "epsilon": "ε_low", "epsilon_high": "ε_high",
     "num_iterations": "μ", "kl_estimator": "k1/k2/k3", "overlong_buffer": "L_cache",
     "gamma": "γ", "lam": "λ", "vf_coef": "c_vf", "cliprange_value": "ε_v",
-    "ppo_epochs": "K", "batch_size": "B",
+    "ppo_epochs": "K", "batch_size": "B", "entropy_coef": "c_H", "off_policy_mask": "δ",
 }
 """The paper's symbol of a field, where it has one (DeepSeekMath, DAPO, PPO, DPO)."""
 
