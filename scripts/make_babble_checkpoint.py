@@ -2,8 +2,8 @@
 start, taught by a short SFT to sometimes fail to stop, so completions CAN be long and wrong.
 
 Why: the ``tiny`` cold start answers 2-digit addition in 2-3 characters and then emits EOS; at
-temperature 1 (and 1.6) none of 512 held-out samples ran past 4 tokens with a 16-token budget,
-so no loss can change its length (Dr. GRPO's length bias, labs 76 and 77, needs room to drift).
+temperature 1, 0 of 512 held-out samples ran past 4 tokens with a 16-token budget (1.2 % at
+temperature 1.6), so no loss can change its length (Dr. GRPO's length bias, labs 76 and 77, needs room to drift).
 Targets are the ``tiny`` policy's own greedy answers (self-distillation, no new arithmetic);
 with probability --babble the answer is followed by a space and 0..--max-tail random digits ("fails to
 stop"), which makes it wrong.

@@ -11,8 +11,8 @@ spread (nearly all right or all wrong) gets a larger advantage.
 
 The setup, and why (departures from the paper):
 - The ``tiny`` cold start answers 2-digit addition in 2-3 characters then stops: at
-  temperature 1 (and 1.6) none of 512 held-out samples ran past 4 tokens of a 16-token budget,
-  so its length cannot drift. We start from ``tiny-babble`` (``scripts/make_babble_checkpoint.py``):
+  temperature 1, 0 of 512 held-out samples ran past 4 tokens of a 16-token budget (1.2 % at
+  temperature 1.6), so its length has nothing to drift from. We start from ``tiny-babble`` (``scripts/make_babble_checkpoint.py``):
   the same policy after a short SFT on its own greedy answers, 30 % of them followed by a space
   and random digits ("fails to stop"). About a quarter of its samples ramble, 5 % hit the
   16-token limit.
@@ -26,6 +26,7 @@ The setup, and why (departures from the paper):
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -49,20 +50,24 @@ VARIANTS = {"grpo": {"loss_type": "grpo", "scale_rewards": "group"},
 LENGTHS = ["len/incorrect", "len/correct", "len/mean", "len/truncated_frac"]
 
 
-def train(name: str, steps: int, seed: int = 0, progress: bool = False, **config):
-    """One run of ``SETUP`` + ``config`` on ``tiny-babble`` / ``addition_ramble``: (RunLog, s)."""
+def train(name: str, steps: int, seed: int = 0, progress: bool = False, prefix: str = "lab76-",
+          **config):
+    """One run of ``SETUP`` + ``config`` on ``tiny-babble`` / ``addition_ramble``:
+    (trainer, seconds). Its log ``trainer.log`` is written to ``runs/<prefix><slug of name>``
+    (no checkpoints), so ``lk.compare_runs`` labels it by ``name``."""
     t0 = time.perf_counter()
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     trainer = GRPOTrainer("tiny-babble", task="addition_ramble", seed=seed, track_kl=False,
-                          **(SETUP | {"max_steps": steps} | config))
+                          run_name=prefix + slug, save_steps=0, **(SETUP | {"max_steps": steps} | config))
     trainer.algorithm = name  # the progress bar's label
-    log = trainer.train(progress=progress)
-    return log, time.perf_counter() - t0
+    trainer.train(progress=progress)
+    return trainer, time.perf_counter() - t0
 
 
 def slope(metrics: pd.DataFrame, key: str) -> float:
     """Least-squares slope of ``key`` over ``step`` (per step), NaN steps skipped.
 
-    >>> slope(pd.DataFrame({"step": [1, 2, 3], "m": [1.0, float("nan"), 2.0]}), "m")
+    >>> round(slope(pd.DataFrame({"step": [1, 2, 3], "m": [1.0, float("nan"), 2.0]}), "m"), 6)
     0.5
     """
     m = metrics[["step", key]].dropna()
@@ -79,7 +84,8 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None,
     steps = steps or (20 if fast else 150)
     runs, secs = {}, {}
     for name, cfg in VARIANTS.items():
-        runs[name], secs[name] = train(name, steps, seed, progress, **cfg)
+        trainer, secs[name] = train(name, steps, seed, progress, **cfg)
+        runs[name] = trainer.log
     return {"runs": runs, "lengths": length_table(runs, secs), "std_bias": std_bias(runs),
             "config": {"steps": steps, "seed": seed, **SETUP}}
 
