@@ -101,6 +101,18 @@ def efficiency(runs: dict) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
+def at_samples(eff: pd.DataFrame, run: str, budget: float, window: int = 5) -> float:
+    """Training accuracy of ``run``: the mean of the ``window`` steps ending at the last step
+    whose cumulative samples drawn are within ``budget`` (accuracy at equal sample cost).
+
+    >>> e = pd.DataFrame({"run": "a", "accuracy": [.1, .2, .3, .9], "samples drawn": [1, 2, 3, 4]})
+    >>> round(at_samples(e, "a", 3, window=2), 3)
+    0.25
+    """
+    d = eff[(eff["run"] == run) & (eff["samples drawn"] <= budget)]
+    return float(d["accuracy"].iloc[-window:].mean())
+
+
 def verdict(results: dict) -> str:
     """Per piece, the direction the paper predicts, read off the table against naive GRPO."""
     t = results["table"]
@@ -127,4 +139,9 @@ def verdict(results: dict) -> str:
         d = t.loc["+ dynamic sampling"]
         lines.append(f"dynamic sampling drew {int(d['samples drawn'])} samples vs naive "
                      f"{int(base['samples drawn'])} ({d['wall s']:.0f} s vs {base['wall s']:.0f} s).")
+        if "runs" in results:
+            eff, n = efficiency(results["runs"]), base["samples drawn"]
+            a, b = at_samples(eff, "+ dynamic sampling", n), at_samples(eff, "naive GRPO", n)
+            lines.append(f"at naive GRPO's {int(n)} samples, training accuracy (mean of 5 "
+                         f"steps): dynamic sampling {a:.3f}, naive {b:.3f}.")
     return "\n".join(lines)
