@@ -31,12 +31,13 @@ def test_verdict_reads_the_table():
     cols = ["held-out accuracy", "entropy (last 10%)", "truncated (last 10%)", "samples drawn",
             "wall s"]
     t = pd.DataFrame([[0.3, 1.0, 0.10, 100, 10], [0.4, 1.2, 0.0, 100, 10],
-                      [0.2, 0.8, 0.2, 300, 30]], columns=cols,
-                     index=["naive GRPO", "+ clip-higher", "+ dynamic sampling"])
-    v = dapo.verdict({"table": t}).splitlines()
+                      [0.32, 0.8, 0.2, 300, 30], [0.5, 1.0, 0.0, 300, 30]], columns=cols,
+                     index=["naive GRPO", "+ clip-higher", "+ dynamic sampling", "DAPO (all)"])
+    v = dapo.verdict({"table": t, "config": {"heldout": 400}}).splitlines()
     assert v[0].startswith("REPRODUCED: clip-higher keeps entropy higher")
-    assert v[1].startswith("NOT REPRODUCED: dynamic sampling")
-    assert "drew 300 samples vs naive 100" in v[2]
+    assert v[1].startswith("NOT REPRODUCED: dynamic sampling")  # +0.02: within 2 s.e.
+    assert "300 vs 100 samples drawn" in v[1]
+    assert v[2].startswith("REPRODUCED: all pieces")  # +0.2 on 400 prompts
 
 
 @pytest.mark.slow
@@ -55,3 +56,5 @@ def test_fast_run_directions_per_piece(runs):
     assert t.loc["+ dynamic sampling", "samples drawn"] == 2 * base["samples drawn"]
     kept = res["runs"]["+ dynamic sampling"].metrics["sampling/kept_frac"]
     assert (kept < 1).all() and (kept > 0).all()
+    # the equal-budget rerun of dynamic sampling stays within naive GRPO's samples
+    assert 0 < t.loc[dapo.EQUAL, "samples drawn"] <= base["samples drawn"]
