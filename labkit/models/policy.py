@@ -18,7 +18,8 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
-BUILTIN = {"tiny": CHECKPOINTS / "tiny-addition"}
+BUILTIN = {"tiny": CHECKPOINTS / "tiny-addition",
+           "tiny-babble": CHECKPOINTS / "tiny-babble"}  # scripts/make_babble_checkpoint.py
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
 
 

@@ -12,6 +12,7 @@ dataset columns (``prompts``, ``answer``, ...); take what you need and swallow t
 from __future__ import annotations
 
 from labkit.tasks.arithmetic import parse_int
+from labkit.tasks.ramble import leading_int
 
 
 def exact_match(completions: list[str], answer: list[str], **kwargs) -> list[float | None]:
@@ -64,7 +65,17 @@ def length_target(completions: list[str], target: int = 50, **kwargs) -> list[fl
     return [-float(abs(target - len(c))) for c in completions]
 
 
+def leading_match(completions: list[str], answer: list[str], **kwargs) -> list[float]:
+    """1.0 when the integer before the first space is the answer (the rest is ignored), else
+    0.0: the reward of the ``addition_ramble`` task, where length does not decide correctness.
+
+    >>> leading_match(["42 17", "42", "421", "x 42"], answer=["42"] * 4)
+    [1.0, 1.0, 0.0, 0.0]
+    """
+    return [float(leading_int(c) == int(a)) for c, a in zip(completions, answer)]
+
+
 REWARDS = {"exact_match": exact_match, "digit_partial": digit_partial,
-           "length_target": length_target}
+           "length_target": length_target, "leading_match": leading_match}
 
 

@@ -5,14 +5,17 @@ offline. ``get_task(name)`` returns a :class:`Task`.
 
   base        the ``Task`` protocol: what a verifiable task gives the trainer and the rewards
   arithmetic  ``Addition``: two n-digit numbers, ``"07+35="`` -> ``"42"``
+  ramble      ``AdditionRamble``: addition graded on the leading integer (room for length)
   prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
 """
 
 from labkit.tasks.arithmetic import Addition
 from labkit.tasks.base import Task
 from labkit.tasks.prompts import ShortPrompts
+from labkit.tasks.ramble import AdditionRamble
 
-TASKS = {"addition": Addition, "short_prompts": ShortPrompts}
+TASKS = {"addition": Addition, "short_prompts": ShortPrompts,
+         "addition_ramble": AdditionRamble}
 
 
 def get_task(name: str = "addition", **kwargs) -> Task:
@@ -29,4 +32,4 @@ def get_task(name: str = "addition", **kwargs) -> Task:
     return TASKS[name](**kwargs)
 
 
-__all__ = ["TASKS", "Addition", "Task", "get_task"]
+__all__ = ["TASKS", "Addition", "AdditionRamble", "Task", "get_task"]
