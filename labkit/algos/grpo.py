@@ -156,14 +156,20 @@ class GRPOTrainer(Trainer):
     def postfix(self, m: dict) -> dict:
         return {"reward": f"{m['reward/mean']:.3f}", "acc": f"{m['accuracy']:.2f}"}
 
+    @property
+    def max_len(self) -> int:
+        """L_max: tokens sampled at most per completion (``max_completion_length``, or what the
+        task needs). Dr. GRPO's constant divides by it (TRL: ``max_completion_length``), not by
+        the batch's padded width, which would move with the longest completion of each batch."""
+        return self.config.max_completion_length or self.task.max_answer_chars + 1
+
     # -- generate -> score -> advantages ---------------------------------------------------
     def generate(self) -> Rollout:
         """Sample G completions for each of ``prompts_per_step`` training prompts."""
         c = self.config
         examples = [e for e in self.task.sample_prompts(c.prompts_per_step, self.rng)
                     for _ in range(c.num_generations)]
-        max_len = c.max_completion_length or self.task.max_answer_chars + 1
-        r = rollout(self.model, self.tokenizer, [e.prompt for e in examples], max_len,
+        r = rollout(self.model, self.tokenizer, [e.prompt for e in examples], self.max_len,
                     c.temperature, c.top_k, c.top_p, self.generator, c.truncated_logprobs)
         r.examples = examples
         return r
@@ -241,7 +247,7 @@ class GRPOTrainer(Trainer):
             logp, r.old_logp, adv, r.loss_mask, loss_type=c.loss_type,
             epsilon=c.epsilon, epsilon_high=c.epsilon_high,
             importance_sampling_level=c.importance_sampling_level,
-            max_completion_length=r.completion_ids.shape[1], ref_logp=r.ref_logp, beta=c.beta,
+            max_completion_length=self.max_len, ref_logp=r.ref_logp, beta=c.beta,
             kl_estimator=c.kl_estimator)
         if keep is not None:  # fraction of sequences masked (mean over inner updates: "mask/")
             stats["mask/off_policy_frac"] = 1 - keep.mean()

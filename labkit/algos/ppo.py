@@ -116,7 +116,7 @@ class PPOTrainer(GRPOTrainer):
         pl, st = policy_loss(
             logp, r.old_logp[mb], r.advantages[mb], r.loss_mask[mb], loss_type=c.loss_type,
             epsilon=c.epsilon, epsilon_high=c.epsilon_high, importance_sampling_level="token",
-            max_completion_length=r.completion_ids.shape[1], ref_logp=ref,
+            max_completion_length=self.max_len, ref_logp=ref,
             beta=0.0 if c.kl_in_reward else c.beta, kl_estimator=c.kl_estimator)
         vl, vst = value_loss(values, r.values[mb], r.returns[mb], r.loss_mask[mb],
                              c.cliprange_value)
