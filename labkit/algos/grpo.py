@@ -147,8 +147,9 @@ class GRPOTrainer(Trainer):
         columns = self.task.columns(r.examples)
         per_fn = {reward_name(f): call_reward(f, r.completions, columns)
                   for f, _ in self.reward_funcs}
-        values = torch.tensor([list(v) for v in per_fn.values()])  # [F, B], NaN where None
-        w = torch.tensor([w for _, w in self.reward_funcs]).unsqueeze(1)  # [F, 1]
+        dev = r.completion_ids.device
+        values = torch.tensor([list(v) for v in per_fn.values()], device=dev)  # [F, B] NaN: None
+        w = torch.tensor([w for _, w in self.reward_funcs], device=dev).unsqueeze(1)  # [F, 1]
         total = torch.nansum(values * w, 0)  # [B]
         if c.overlong_buffer:
             pen = soft_overlong_penalty(r.lengths, c.max_completion_length, c.overlong_buffer,
@@ -177,7 +178,7 @@ class GRPOTrainer(Trainer):
 
     def prepare(self, r: Rollout) -> Rollout:
         """What the loss needs besides the policy: verifier, advantages, loss mask, pi_ref."""
-        r.correct = group_correct(self.task, r.completions, r.examples)  # [B]
+        r.correct = group_correct(self.task, r.completions, r.examples, self.device)  # [B]
         r.advantages = self.advantages(r.rewards)  # [B]
         mask = r.completion_mask.float()  # [B, T]
         if self.config.mask_truncated_completions:  # DAPO's overlong filtering

@@ -111,6 +111,7 @@ def token_rows(r, tokenizer, logp: torch.Tensor, per_token: dict, n: int) -> lis
     return rows
 
 
-def group_correct(task, completions: list[str], examples) -> torch.Tensor:
-    """[B] bool: the task's verifier on each completion."""
-    return torch.tensor([task.verify(c, e.answer) for c, e in zip(completions, examples)])
+def group_correct(task, completions: list[str], examples, device=None) -> torch.Tensor:
+    """[B] bool: the task's verifier on each completion (on ``device``)."""
+    return torch.tensor([task.verify(c, e.answer) for c, e in zip(completions, examples)],
+                        device=device)
