@@ -20,7 +20,9 @@ import torch
 
 from labkit.core.logprobs import masked_mean
 from labkit.models.device import autocast
+from labkit.models.policy import load_policy
 from labkit.models.rollout import completion_logprobs, rollout
+from labkit.tasks import get_task
 
 CLAIM = ("The sampler's log-probs differ from the trainer's for the same weights (Yao et al. 2025, "
          "fengyao.notion.site/off-policy-rl; TRL's truncated importance sampling), and low "
@@ -52,9 +54,8 @@ def logprob_mismatch(model, tokenizer, prompts: list[str], precision: str, max_l
 
 def run(fast: bool = True, seed: int = 0) -> pd.DataFrame:
     """The mismatch table for fp32, fp16 and bf16 on the tiny policy's held-out prompts."""
-    import labkit as lk
-    model, tok = lk.load_policy("tiny")
-    task = lk.get_task("addition")
+    model, tok = load_policy("tiny")
+    task = get_task("addition")
     prompts = [e.prompt for e in task.heldout[:64 if fast else 512] for _ in range(4)]
     return pd.DataFrame([logprob_mismatch(model, tok, prompts, p, task.max_answer_chars + 1, seed)
                          for p in PRECISIONS])
