@@ -64,7 +64,7 @@ def test_syncs_per_step_do_not_grow_with_batch_or_length(algo, monkeypatch):
 
 def test_the_count_catches_a_per_sequence_sync(monkeypatch):
     """Mutation check: a per-sample ``.item()`` in the step makes the count grow with B."""
-    import labkit.algos.grpo as grpo
+    from labkit.algos import grpo
     score = grpo.GRPOTrainer.score
 
     def per_sample(self, r):
@@ -73,6 +73,6 @@ def test_the_count_catches_a_per_sequence_sync(monkeypatch):
         return r
 
     monkeypatch.setattr(grpo.GRPOTrainer, "score", per_sample)
-    kw = dict(num_generations=4, max_completion_length=4, max_steps=4, save_steps=0)
+    kw = {"num_generations": 4, "max_completion_length": 4, "max_steps": 4, "save_steps": 0}
     assert (count_syncs(lk.GRPOTrainer("tiny", prompts_per_step=8, **kw))
             > count_syncs(lk.GRPOTrainer("tiny", prompts_per_step=2, **kw)))
