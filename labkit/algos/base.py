@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 
 from labkit.algos.config import TrainConfig
 from labkit.models.device import autocast, choose_precision, grad_scaler, resolve_device
-from labkit.models.memory import out_of_memory_error
+from labkit.models.memory import memory_report, out_of_memory_error
 from labkit.models.policy import load_policy
 from labkit.runs import checkpoint
 from labkit.runs.log import RunLog, runs_root
@@ -202,6 +202,8 @@ class Trainer:
         """Run until ``max_steps`` more steps (default: up to the config's) or :meth:`stop`;
         returns the RunLog. ``callback(trainer, metrics)`` is called after every step."""
         end = self.config.max_steps if max_steps is None else self.global_step + max_steps
+        if self.device.type != "cpu" and self.global_step == 0 and progress:
+            print(memory_report(self))  # "this config needs ~X GB; you have Y GB; try ..."
         bar = tqdm(total=max(0, end - self.global_step), desc=self.algorithm.upper(),
                    disable=not progress)
         try:

@@ -25,8 +25,8 @@ def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float =
     return SelectiveLogSoftmax.apply(logits, ids, temperature)  # [B, T]
 
 
-CHUNK_ELEMENTS = 2 ** 24
-"""Logits per fp32 chunk in :class:`SelectiveLogSoftmax` (64 MB; ~110 rows of a 150k vocab)."""
+CHUNK_ELEMENTS = 2 ** 22
+"""Logits per fp32 chunk in :class:`SelectiveLogSoftmax` (16 MB; ~27 rows of a 150k vocab)."""
 
 
 class SelectiveLogSoftmax(torch.autograd.Function):
@@ -56,11 +56,14 @@ class SelectiveLogSoftmax(torch.autograd.Function):
         V, n, tau = logits.shape[-1], ctx.n, ctx.temperature
         flat, idx = logits.reshape(-1, V), ids.reshape(-1, 1)  # [N, V], [N, 1]
         g = g.reshape(-1, 1) / tau  # [N, 1]
-        grads = []
-        for z, i, s, gc in zip(flat.split(n), idx.split(n), lse.split(n), g.split(n)):
-            p = (z.to(lse.dtype) / tau - s[:, None]).exp()  # [n, V] softmax
-            grads.append((-p * gc).scatter_add(-1, i, gc).to(logits.dtype))  # [n, V]
-        return torch.cat(grads).view(logits.shape), None, None
+        grad = torch.empty_like(logits)  # [B, T, V], filled chunk by chunk through a view
+        out = grad.view(-1, V)  # [N, V]
+        for k in range(0, flat.shape[0], n):
+            z, gc = flat[k:k + n].to(lse.dtype), g[k:k + n]  # [n, V], [n, 1]
+            p = (z / tau - lse[k:k + n, None]).exp_()  # [n, V] softmax
+            out[k:k + n] = p.mul_(-gc).scatter_add_(-1, idx[k:k + n], gc)
+        del out  # the base alone is returned: autograd can take it as .grad without a copy
+        return grad, None, None
 
 
 def masked_sum(x: torch.Tensor, mask: torch.Tensor, dim=None) -> torch.Tensor:
