@@ -6,13 +6,16 @@ offline. ``get_task(name)`` returns a :class:`Task`.
   base        the ``Task`` protocol: what a verifiable task gives the trainer and the rewards
   arithmetic  ``Addition``: two n-digit numbers, ``"07+35="`` -> ``"42"``
   prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
+  hub         ``from_dataset`` (any prompt/answer dataset through ``datasets``), ``gsm8k``
+              (needs the hub or a local file in its schema; answers checked with math-verify)
 """
 
 from labkit.tasks.arithmetic import Addition
 from labkit.tasks.base import Task
+from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
 
-TASKS = {"addition": Addition, "short_prompts": ShortPrompts}
+TASKS = {"addition": Addition, "short_prompts": ShortPrompts, "gsm8k": gsm8k}
 
 
 def get_task(name: str = "addition", **kwargs) -> Task:
@@ -29,4 +32,4 @@ def get_task(name: str = "addition", **kwargs) -> Task:
     return TASKS[name](**kwargs)
 
 
-__all__ = ["TASKS", "Addition", "Task", "get_task"]
+__all__ = ["TASKS", "Addition", "DatasetTask", "Task", "from_dataset", "get_task", "gsm8k"]
