@@ -192,12 +192,22 @@ class GRPOTrainer(Trainer):
         """pi_old (when mu > 1; else the first update's own log-probs) and pi_ref log-probs."""
         t = self.config.temperature or 1.0
         if self.config.num_iterations > 1:
-            r.old_logp = completion_logprobs(self.model, r, t)
+            r.old_logp = self.sampling_logprobs(r)  # no extra forward when sampling kept them
+            if r.old_logp is None:
+                r.old_logp = completion_logprobs(self.model, r, t)
         if self.adapter_ref:
             with self.model.disable_adapter():
                 r.ref_logp = completion_logprobs(self.model, r, t)
         elif self.ref_model is not None:
             r.ref_logp = completion_logprobs(self.ref_model, r, t)
+
+    def sampling_logprobs(self, r: Rollout):
+        """log pi_old [B, T] as the sampler computed it, when it is the distribution the loss
+        uses (no top-k/top-p, or their mask kept): pi_old is the policy that sampled, so the
+        no-grad forward for it is skipped. None otherwise (e.g. after dynamic sampling)."""
+        c = self.config
+        same = (c.top_k == 0 and c.top_p >= 1.0) or r.sampling_mask is not None
+        return r.sample_logp if same and r.sample_logp is not None else None
 
     # -- the step --------------------------------------------------------------------------
     def loss(self, logp: torch.Tensor, r: Rollout):

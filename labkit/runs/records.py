@@ -20,6 +20,7 @@ import math
 import torch
 
 from labkit.core.logprobs import masked_mean
+from labkit.core.numerics import float_dtype
 
 
 def _mean(values: list[float]) -> float:
@@ -29,12 +30,14 @@ def _mean(values: list[float]) -> float:
 
 def to_host(values: dict) -> dict:
     """Scalars (0-dim tensors or numbers) by name -> floats, in ONE device-to-host copy."""
-    if not values:
-        return {}
-    dev = next((v.device for v in values.values() if isinstance(v, torch.Tensor)), None)
-    flat = torch.stack([torch.as_tensor(v, device=dev).detach().reshape(()).float()
-                        for v in values.values()]).tolist()  # one sync
-    return dict(zip(values, flat))
+    tensors = {k: v.detach().reshape(()) for k, v in values.items()
+               if isinstance(v, torch.Tensor)}
+    out = {k: float(v) for k, v in values.items() if k not in tensors}  # numbers as they are
+    if tensors:
+        dtype = float_dtype(*tensors.values())  # float32, or float64 when one is
+        flat = torch.stack([v.to(dtype) for v in tensors.values()]).tolist()  # one sync
+        out.update(zip(tensors, flat))
+    return {k: out[k] for k in values}
 
 
 def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tensor,
