@@ -35,6 +35,9 @@ from labkit.runs.log import RunLog, runs_root
 from labkit.tasks import get_task
 from labkit.utils import set_seed
 
+OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+"""The allocator's out-of-memory error (``torch.OutOfMemoryError`` from torch 2.5 on)."""
+
 
 @dataclass
 class StepRecord:
@@ -186,7 +189,7 @@ class Trainer:
             try:
                 with autocast(self.device, self.precision):
                     record = self.train_step()
-            except torch.OutOfMemoryError as e:  # a clear message instead of the allocator's
+            except OUT_OF_MEMORY as e:  # a clear message instead of the allocator's
                 raise out_of_memory_error(self) from e
             lr = self.optimizer.param_groups[0]["lr"]  # the rate this step used
             self.scheduler.step()
