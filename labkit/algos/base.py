@@ -27,11 +27,16 @@ import torch
 from tqdm.auto import tqdm
 
 from labkit.algos.config import TrainConfig
+from labkit.models.device import autocast, choose_precision, grad_scaler, resolve_device
+from labkit.models.memory import memory_report, out_of_memory_error
 from labkit.models.policy import load_policy
 from labkit.runs import checkpoint
 from labkit.runs.log import RunLog, runs_root
 from labkit.tasks import get_task
 from labkit.utils import set_seed
+
+OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
+"""The allocator's out-of-memory error (``torch.OutOfMemoryError`` from torch 2.5 on)."""
 
 
 @dataclass
@@ -71,7 +76,8 @@ class Trainer:
     Keyword overrides go to the config (``config_class``), validated before any work.
     ``run_name`` writes the log to ``runs/<run_name>/`` (``$LABKIT_RUNS`` moves the root);
     ``None`` keeps it in memory. ``device``, ``dtype``: where and in what precision the model is
-    placed, once (default: as it is).
+    placed, once (default: as it is; ``device="auto"``: cuda, then mps, then cpu). Every tensor
+    of a step is created on the model's device; ``precision`` (config) picks the autocast.
     """
 
     config_class: ClassVar[type] = TrainConfig
@@ -85,12 +91,14 @@ class Trainer:
         self.model_name = model if isinstance(model, str) else None  # a resumed run reloads it
         self.model, self.tokenizer = self.load_model(model, tokenizer)
         if device is not None or dtype is not None:  # placed once; every tensor follows it
-            self.model.to(device=device, dtype=dtype)
+            self.model.to(device=resolve_device(device, self.model), dtype=dtype)
         first = next(self.model.parameters())
         self.device, self.dtype = first.device, first.dtype
+        self.precision = choose_precision(self.device, self.config.precision)
+        self.scaler = grad_scaler(self.device, self.precision)  # fp16 only
         self.task = None if task is None else get_task(task)
         self.rng = random.Random(self.config.seed)  # the prompt / pair sampler
-        self.generator = torch.Generator().manual_seed(self.config.seed)  # sampling
+        self.generator = torch.Generator(self.device).manual_seed(self.config.seed)  # sampling
         self.setup()
         groups = self.param_groups()
         self.params = [p for g in groups for p in g]
@@ -161,8 +169,15 @@ class Trainer:
     def optimizer_step(self, loss: torch.Tensor) -> torch.Tensor:
         """zero_grad, backward, clip to ``max_grad_norm`` (0: off), step; the grad norm."""
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
         limit = self.config.max_grad_norm if self.config.max_grad_norm > 0 else float("inf")
+        if self.scaler is not None:  # fp16: scale the loss, unscale before clipping
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.optimizer)
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.params, limit)
+            self.scaler.step(self.optimizer)  # skipped when a gradient is inf/NaN
+            self.scaler.update()
+            return grad_norm
+        loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, limit)
         self.optimizer.step()
         return grad_norm
@@ -171,7 +186,11 @@ class Trainer:
         """One step; returns its metrics (also appended to ``self.log``)."""
         with self.lock:
             t0 = time.perf_counter()
-            record = self.train_step()
+            try:
+                with autocast(self.device, self.precision):
+                    record = self.train_step()
+            except OUT_OF_MEMORY as e:  # a clear message instead of the allocator's
+                raise out_of_memory_error(self) from e
             lr = self.optimizer.param_groups[0]["lr"]  # the rate this step used
             self.scheduler.step()
             self.global_step += 1
@@ -186,6 +205,8 @@ class Trainer:
         """Run until ``max_steps`` more steps (default: up to the config's) or :meth:`stop`;
         returns the RunLog. ``callback(trainer, metrics)`` is called after every step."""
         end = self.config.max_steps if max_steps is None else self.global_step + max_steps
+        if self.device.type != "cpu" and self.global_step == 0 and progress:
+            print(memory_report(self))  # "this config needs ~X GB; you have Y GB; try ..."
         bar = tqdm(total=max(0, end - self.global_step), desc=self.algorithm.upper(),
                    disable=not progress)
         try:
@@ -224,6 +245,9 @@ class Trainer:
     def apply_config(self) -> None:
         """Push ``self.config``'s learning rates into the optimizer and the schedule."""
         lrs = self.group_lrs()
+        if choose_precision(self.device, self.config.precision) != self.precision:
+            self.precision = choose_precision(self.device, self.config.precision)
+            self.scaler = grad_scaler(self.device, self.precision)
         for g, lr in zip(self.optimizer.param_groups, lrs):
             g["lr"] = lr * lr_factor(self.global_step, self.config)
         self.scheduler.base_lrs = lrs

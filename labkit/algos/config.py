@@ -80,6 +80,8 @@ class TrainConfig:
     """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
     save_total_limit: int | None = 2
     """Checkpoints kept (oldest deleted first); None keeps all (to fork at any step)."""
+    precision: str = "auto"
+    """Autocast: 'auto' (bf16 on GPUs >= sm80, fp16 + scaler on 7.x, else fp32) or forced."""
 
     def __post_init__(self):
         require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
@@ -88,6 +90,7 @@ class TrainConfig:
         at_least(self, 1, "max_steps")
         require(self.save_total_limit is None or self.save_total_limit >= 1,
                 f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)")
+        choose("precision", self.precision, opt.PRECISIONS)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -61,6 +61,7 @@ def dynamic_sample(trainer) -> Rollout:
     info = {"sampling/rounds": rounds, "sampling/kept_frac": kept / seen}
     if parts:
         n = min(kept, c.prompts_per_step) * G
-        r = concat(parts, trainer.tokenizer.pad_token_id).select(torch.arange(n))
+        r = concat(parts, trainer.tokenizer.pad_token_id).select(
+            torch.arange(n, device=trainer.device))
     r.info.update(info)
     return r

@@ -25,8 +25,9 @@ from labkit.runs.log import load_jsonl, save_jsonl
 
 def sequence_logprobs(model, tokenizer, prompts, completions, average: bool = False):
     """sum_t log pi(y_t | x, y_<t) of each completion (+ eos): [B]; the mean when ``average``."""
-    return batch_sequence_logprobs(model, tokenize_pairs(tokenizer, list(zip(prompts, completions))),
-                                   average)
+    batch = tokenize_pairs(tokenizer, list(zip(prompts, completions)),
+                           next(model.parameters()).device)
+    return batch_sequence_logprobs(model, batch, average)
 
 
 def batch_sequence_logprobs(model, batch, average: bool = False):
@@ -78,7 +79,7 @@ class DPOTrainer(Trainer):
         """The chosen then the rejected completions of ``pairs``, tokenized once for pi and pi_ref."""
         prompts = [p["prompt"] for p in pairs] * 2
         texts = [p["chosen"] for p in pairs] + [p["rejected"] for p in pairs]
-        return tokenize_pairs(self.tokenizer, list(zip(prompts, texts)))
+        return tokenize_pairs(self.tokenizer, list(zip(prompts, texts)), self.device)
 
     def logps(self, batch, reference: bool = False):
         """(chosen [B], rejected [B]) sequence log-probs of a :meth:`pair_batch` under pi (or

@@ -184,8 +184,9 @@ class GRPOTrainer(Trainer):
         r.info.update(info)
         for name, err in errors.items():  # reward_errors='skip': the step goes on without it
             self.log_event("reward_error", {"reward": name, "error": err})
-        values = torch.tensor([list(v) for v in per_fn.values()])  # [F, B], NaN where None
-        w = torch.tensor([w for _, w in self.reward_funcs]).unsqueeze(1)  # [F, 1]
+        dev = r.completion_ids.device
+        values = torch.tensor([list(v) for v in per_fn.values()], device=dev)  # [F, B] NaN: None
+        w = torch.tensor([w for _, w in self.reward_funcs], device=dev).unsqueeze(1)  # [F, 1]
         total = torch.nansum(values * w, 0)  # [B]
         if c.overlong_buffer:
             pen = soft_overlong_penalty(r.lengths, c.max_completion_length, c.overlong_buffer,
@@ -214,7 +215,7 @@ class GRPOTrainer(Trainer):
 
     def prepare(self, r: Rollout) -> Rollout:
         """What the loss needs besides the policy: verifier, advantages, loss mask, pi_ref."""
-        r.correct = group_correct(self.task, r.completions, r.examples)  # [B]
+        r.correct = group_correct(self.task, r.completions, r.examples, self.device)  # [B]
         r.advantages = self.advantages(r.rewards)  # [B]
         mask = r.completion_mask.float()  # [B, T]
         if self.config.mask_truncated_completions:  # DAPO's overlong filtering
@@ -228,12 +229,22 @@ class GRPOTrainer(Trainer):
         """pi_old (when mu > 1; else the first update's own log-probs) and pi_ref log-probs."""
         t = self.config.temperature or 1.0
         if self.config.num_iterations > 1:
-            r.old_logp = completion_logprobs(self.model, r, t)
+            r.old_logp = self.sampling_logprobs(r)  # no extra forward when sampling kept them
+            if r.old_logp is None:
+                r.old_logp = completion_logprobs(self.model, r, t)
         if self.adapter_ref:
             with self.model.disable_adapter():
                 r.ref_logp = completion_logprobs(self.model, r, t)
         elif self.ref_model is not None:
             r.ref_logp = completion_logprobs(self.ref_model, r, t)
+
+    def sampling_logprobs(self, r: Rollout):
+        """log pi_old [B, T] as the sampler computed it, when it is the distribution the loss
+        uses (no top-k/top-p, or their mask kept): pi_old is the policy that sampled, so the
+        no-grad forward for it is skipped. None otherwise (e.g. after dynamic sampling)."""
+        c = self.config
+        same = (c.top_k == 0 and c.top_p >= 1.0) or r.sampling_mask is not None
+        return r.sample_logp if same and r.sample_logp is not None else None
 
     # -- the step --------------------------------------------------------------------------
     def loss(self, logp: torch.Tensor, r: Rollout):

@@ -43,7 +43,7 @@ def rollout_pairs(model, tokenizer, task, examples, num_generations: int = 8,
                   per_prompt: int = 1, batch_size: int = 512) -> list[dict]:
     """Sample ``num_generations`` completions of each example's prompt, judge them with the
     task's verifier and keep up to ``per_prompt`` pairs per prompt (see :func:`rank_pairs`)."""
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(next(model.parameters()).device).manual_seed(seed)
     items = [e for e in examples for _ in range(num_generations)]
     texts = []
     for i in range(0, len(items), batch_size):

@@ -52,7 +52,7 @@ class PPOTrainer(GRPOTrainer):
     def setup(self) -> None:
         super().setup()
         hidden = self.model.config.hidden_size
-        self.value_head = torch.nn.Linear(hidden, 1)
+        self.value_head = torch.nn.Linear(hidden, 1, device=self.device)
         torch.nn.init.zeros_(self.value_head.weight)
         torch.nn.init.zeros_(self.value_head.bias)
 
@@ -93,7 +93,7 @@ class PPOTrainer(GRPOTrainer):
     def prepare(self, r: Rollout) -> Rollout:
         """pi_old, V_old and pi_ref; per-token rewards, GAE advantages A_t and returns R_t."""
         c = self.config
-        r.correct = group_correct(self.task, r.completions, r.examples)  # [B]
+        r.correct = group_correct(self.task, r.completions, r.examples, self.device)  # [B]
         r.loss_mask = r.completion_mask.float()  # [B, T]
         if c.mask_truncated_completions:
             r.loss_mask = r.loss_mask * (~r.truncated).float().unsqueeze(1)
@@ -134,7 +134,7 @@ class PPOTrainer(GRPOTrainer):
         self.model.train()
         first, per_token, updates = None, {}, []
         for epoch in range(c.ppo_epochs):
-            perm = torch.randperm(B, generator=self.generator)  # [B]
+            perm = torch.randperm(B, generator=self.generator, device=self.device)  # [B]
             for k in range(c.num_mini_batches):
                 mb = perm[k * n:(k + 1) * n]  # [b]
                 loss, st, logp, logits = self.minibatch_loss(r, mb)
@@ -179,5 +179,5 @@ def _scatter(into: dict, per_token: dict, rows: torch.Tensor, B: int) -> None:
     """Write a minibatch's [b, T] per-token tensors into rows ``rows`` of [B, T] buffers."""
     for k, v in per_token.items():
         if k not in into:
-            into[k] = torch.full((B, v.shape[1]), float("nan"), dtype=v.dtype)  # [B, T]
+            into[k] = v.new_full((B, v.shape[1]), float("nan"))  # [B, T]
         into[k][rows] = v

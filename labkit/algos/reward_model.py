@@ -49,7 +49,8 @@ class RewardModel(torch.nn.Module):
 
     def forward(self, prompts: list[str], completions: list[str]) -> torch.Tensor:
         """r(x, y) for each (prompt, completion + eos): [B]."""
-        b = tokenize_pairs(self.tokenizer, list(zip(prompts, completions)))
+        dev = self.head.weight.device
+        b = tokenize_pairs(self.tokenizer, list(zip(prompts, completions)), dev)
         ids = torch.cat([b.prompt_ids, b.completion_ids], 1)  # [B, P+T]
         attn = torch.cat([b.prompt_mask, b.completion_mask], 1)  # [B, P+T]
         pos = (attn.cumsum(-1) - 1).clamp(min=0)
@@ -57,7 +58,7 @@ class RewardModel(torch.nn.Module):
                       output_hidden_states=True)
         P = b.prompt_ids.shape[1]
         last = P + b.lengths - 1  # [B] the eos position
-        h = out.hidden_states[-1][torch.arange(len(prompts)), last]  # [B, H]
+        h = out.hidden_states[-1][torch.arange(len(prompts), device=dev), last]  # [B, H]
         r = self.head(h).squeeze(-1)  # [B]
         if self.readout == "head":
             return r
@@ -198,7 +199,7 @@ def load_reward_model(name: str = "tiny-addition-rm") -> RewardModel:
         head = json.load(f)
     rm = RewardModel(str(path), readout=head["readout"])
     with torch.no_grad():
-        rm.head.weight[0] = torch.tensor(head["weight"])
+        rm.head.weight[0] = torch.tensor(head["weight"], device=rm.head.weight.device)
         rm.head.bias.fill_(head["bias"])
     card = pathlib.Path(path) / "labkit_card.json"  # how it was made and measured, if saved
     rm.card = json.loads(card.read_text()) if card.exists() else {}

@@ -48,7 +48,8 @@ class SFTTrainer(Trainer):
 
     def train_step(self) -> StepRecord:
         batch = tokenize_pairs(self.tokenizer,
-                               [self.rng.choice(self.pairs) for _ in range(self.config.batch_size)])
+                               [self.rng.choice(self.pairs) for _ in range(self.config.batch_size)],
+                               self.device)
         self.model.train()
         loss = -masked_mean(completion_logprobs(self.model, batch), batch.completion_mask)
         grad_norm = self.optimizer_step(loss)

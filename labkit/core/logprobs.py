@@ -22,8 +22,48 @@ def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float =
     >>> token_logprobs(logits, torch.tensor([[0, 3]])).exp()
     tensor([[0.2500, 0.2500]])
     """
-    logits = logits.to(float_dtype(logits)) / temperature  # [B, T, V]
-    return torch.gather(logits.log_softmax(-1), -1, ids.unsqueeze(-1)).squeeze(-1)  # [B, T]
+    return SelectiveLogSoftmax.apply(logits, ids, temperature)  # [B, T]
+
+
+CHUNK_ELEMENTS = 2 ** 22
+"""Logits per fp32 chunk in :class:`SelectiveLogSoftmax` (16 MB; ~27 rows of a 150k vocab)."""
+
+
+class SelectiveLogSoftmax(torch.autograd.Function):
+    """log softmax(z / tau)[y] = z_y / tau - logsumexp(z / tau) row chunk by row chunk, in fp32.
+
+    Forward and backward keep one [rows, V] fp32 chunk at a time and save only the logits (in
+    their own dtype) and the [B, T] logsumexp: no B x T x V fp32 tensor, whatever the vocabulary.
+    d/dz_v = (1[v = y] - p_v) / tau. TRL's ``selective_log_softmax`` loops the same way in its
+    forward; here the backward is chunked too.
+    """
+
+    @staticmethod
+    def forward(ctx, logits, ids, temperature):
+        dtype, V = float_dtype(logits), logits.shape[-1]
+        flat, idx = logits.reshape(-1, V), ids.reshape(-1, 1)  # [N, V], [N, 1]
+        n = max(1, CHUNK_ELEMENTS // V)
+        lse = torch.cat([(z.to(dtype) / temperature).logsumexp(-1)
+                         for z in flat.split(n)])  # [N]
+        out = flat.gather(-1, idx).squeeze(-1).to(dtype) / temperature - lse  # [N]
+        ctx.save_for_backward(logits, ids, lse)
+        ctx.temperature, ctx.n = temperature, n
+        return out.view(ids.shape)  # [B, T]
+
+    @staticmethod
+    def backward(ctx, g):
+        logits, ids, lse = ctx.saved_tensors
+        V, n, tau = logits.shape[-1], ctx.n, ctx.temperature
+        flat, idx = logits.reshape(-1, V), ids.reshape(-1, 1)  # [N, V], [N, 1]
+        g = g.reshape(-1, 1) / tau  # [N, 1]
+        grad = torch.empty_like(logits)  # [B, T, V], filled chunk by chunk through a view
+        out = grad.view(-1, V)  # [N, V]
+        for k in range(0, flat.shape[0], n):
+            z, gc = flat[k:k + n].to(lse.dtype), g[k:k + n]  # [n, V], [n, 1]
+            p = (z / tau - lse[k:k + n, None]).exp_()  # [n, V] softmax
+            out[k:k + n] = p.mul_(-gc).scatter_add_(-1, idx[k:k + n], gc)
+        del out  # the base alone is returned: autograd can take it as .grad without a copy
+        return grad, None, None
 
 
 def masked_sum(x: torch.Tensor, mask: torch.Tensor, dim=None) -> torch.Tensor:

@@ -47,7 +47,7 @@ def value_loss(
     n = mask.sum().clamp(min=1.0)
     unclipped = (values - returns) ** 2  # [B, T]
     if clip is None:
-        per_token, clipped_frac = unclipped, torch.zeros((), dtype=dtype)
+        per_token, clipped_frac = unclipped, unclipped.new_zeros(())
     else:
         v_clip = old_values + (values - old_values).clamp(-clip, clip)  # [B, T]
         clipped = (v_clip - returns) ** 2  # [B, T]

@@ -35,6 +35,8 @@ LR_SCHEDULES = ("linear", "constant", "cosine")
 """Learning-rate schedules after warm-up (``labkit.algos.base``)."""
 RM_READOUTS = ("head", "head+logprob")
 """Reward-model readouts (``labkit.algos.reward_model.RewardModel``)."""
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+"""Training precision (``labkit.models.device.choose_precision``; auto: by the hardware)."""
 
 REWARD_RUNTIMES = ("auto", "process", "inline")
 """Where reward functions run (``labkit.rewards.runtime.RewardRunner``)."""

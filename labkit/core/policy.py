@@ -69,7 +69,8 @@ def token_weights(
         return mask / (B * (max_completion_length or T))
     if loss_type == "reinforce":
         return mask / B
-    n = mask.sum() if num_items_in_batch is None else torch.as_tensor(num_items_in_batch)
+    n = mask.sum() if num_items_in_batch is None else torch.as_tensor(num_items_in_batch,
+                                                                          device=mask.device)
     n = n.to(mask.dtype)
     return mask / n.clamp(min=1.0)  # dapo, cispo
 
@@ -159,7 +160,7 @@ def policy_loss(
                  "loss": l_pg.expand_as(mask)}
     delta_info = {"clip/delta": clip_info.pop("clip/delta")} if delta is not None else {}
     stats = {**clip_info, **ratio_info, "loss/policy": (w * l_pg).sum(),
-             "loss/kl": torch.zeros((), dtype=mask.dtype), **delta_info}
+             "loss/kl": mask.new_zeros(()), **delta_info}
     loss = stats["loss/policy"]
     if ref_logp is not None:
         kl, kl_info = kl_penalty(logp, ref_logp, ratio, mask, estimator=kl_estimator,

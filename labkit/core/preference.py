@@ -74,7 +74,7 @@ def bradley_terry_loss(
     """
     dtype = float_dtype(chosen_scores, rejected_scores, margin)
     diff = chosen_scores.to(dtype) - rejected_scores.to(dtype)  # [B]
-    m = 0.0 if margin is None else torch.as_tensor(margin, dtype=dtype)  # [B] or a number
+    m = 0.0 if margin is None else torch.as_tensor(margin, dtype=dtype, device=diff.device)  # [B] or a number
     losses = -F.logsigmoid(diff - m)  # [B]
     loss = losses.mean()
     stats = {"accuracy": (diff > 0).to(dtype).mean(), "margin": diff.mean(), "loss": loss}

@@ -34,7 +34,7 @@ def _ratio_stats(ratio: torch.Tensor, mask: torch.Tensor) -> dict:
     """Mean/min/max of the ratio over valid tokens (or valid sequences); 1.0 when none is valid."""
     valid = mask != 0 if ratio.shape == mask.shape else mask.sum(-1, keepdim=True) > 0
     n = valid.sum()
-    one = torch.ones((), dtype=ratio.dtype)
+    one = torch.ones((), dtype=ratio.dtype, device=ratio.device)
     mean = torch.where(valid, ratio, 0 * one).sum() / n.clamp(min=1)
     lo = torch.where(valid, ratio, torch.full_like(ratio, float("inf"))).amin()
     hi = torch.where(valid, ratio, torch.full_like(ratio, -float("inf"))).amax()

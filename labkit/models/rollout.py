@@ -42,6 +42,7 @@ class Rollout:
     returns: torch.Tensor | None = None  # [B, T] PPO: GAE's R_t = A_t + V_old(s_t)
     token_rewards: torch.Tensor | None = None  # [B, T] PPO: r_t = -beta KL_t (+ score at eos)
     info: dict = field(default_factory=dict)  # scalars of how it was collected
+    sample_logp: torch.Tensor | None = None  # [B, T] log pi of each token as it was sampled
 
     @property
     def lengths(self) -> torch.Tensor:  # [B] completion tokens, eos included
@@ -109,20 +110,32 @@ def _filter_logits(logits: torch.Tensor, top_k: int, top_p: float) -> torch.Tens
     return logits
 
 
+def stop_check(device: torch.device, t: int) -> bool:
+    """Whether sampling step ``t`` asks if every row has ended (a host sync on a GPU).
+
+    On the CPU every step asks (no device to wait for; stopping early saves forwards); on a
+    GPU only at t = 3, 7, 15, 31, ... so one rollout syncs O(log T) times, not T times.
+    """
+    return device.type == "cpu" or ((t + 1) & t) == 0 and t >= 3
+
+
 @torch.no_grad()
 def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad_id: int,
            temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-           generator: torch.Generator | None = None, keep: list | None = None):
+           generator: torch.Generator | None = None, keep: list | None = None,
+           keep_logp: list | None = None):
     """Sample up to ``max_new_tokens`` per row: ``(completion_ids [B, T], mask [B, T], truncated [B])``.
 
     ``temperature=0`` is greedy decoding. Rows stop at ``eos_id``; later positions are ``pad_id``.
     ``keep``: a list that receives, per step, the [B, V] bool mask of tokens top-k/top-p allowed.
+    ``keep_logp``: a list that receives, per step, log pi_sample(token) [B] as sampled (fp32 of
+    the filtered, tempered distribution; under autocast, of the low-precision logits).
     """
-    B = prompt_ids.shape[0]
+    B, dev = prompt_ids.shape[0], prompt_ids.device
     attn = prompt_mask.clone()  # [B, P]
     past, logits, _ = prompt_forward(model, prompt_ids, prompt_mask)  # each prompt once
     nxt = attn.sum(-1)  # [B] position of the first new token (left padding ignored)
-    done = torch.zeros(B, dtype=torch.bool)
+    done = torch.zeros(B, dtype=torch.bool, device=dev)
     ids, mask = [], []
     for t in range(max_new_tokens):
         if temperature == 0:
@@ -132,12 +145,14 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
             if keep is not None:
                 keep.append(probs > 0)  # [B, V]
             tok = torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # [B]
+            if keep_logp is not None:
+                keep_logp.append(probs.gather(-1, tok[:, None]).squeeze(-1).log())  # [B]
         ids.append(torch.where(done, torch.full_like(tok, pad_id), tok))
         mask.append(~done)
         done = done | (tok == eos_id)
-        if done.all() or t == max_new_tokens - 1:
+        if t == max_new_tokens - 1 or (stop_check(dev, t) and done.all()):
             break
-        attn = torch.cat([attn, torch.ones(B, 1, dtype=attn.dtype)], dim=1)
+        attn = torch.cat([attn, attn.new_ones(B, 1)], dim=1)  # [B, P+t+1]
         out = model(input_ids=ids[-1][:, None], attention_mask=attn, position_ids=nxt[:, None],
                     past_key_values=past, use_cache=True)
         past, logits, nxt = out.past_key_values, out.logits[:, -1], nxt + 1
@@ -170,35 +185,41 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
     distinct = list(dict.fromkeys(prompts))  # a group's prompt is tokenized once
     enc = tokenizer(distinct, return_tensors="pt", padding=True, add_special_tokens=False)
     where = {p: i for i, p in enumerate(distinct)}
-    row = torch.tensor([where[p] for p in prompts], dtype=torch.long)  # [B]
-    enc = {k: v[row] for k, v in enc.items()}
+    dev = next(model.parameters()).device
+    row = torch.tensor([where[p] for p in prompts], dtype=torch.long, device=dev)  # [B]
+    enc = {k: v.to(dev)[row] for k, v in enc.items()}
     was_training = model.training
     model.eval()
     keep = [] if keep_sampling_mask and temperature > 0 else None
+    logps = [] if temperature > 0 else None
     ids, mask, truncated = sample(
         model, enc["input_ids"], enc["attention_mask"], max_completion_length,
-        tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator, keep)
+        tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator, keep,
+        logps)
     model.train(was_training)
     texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
     batch = Rollout(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts),
                     texts)
     if keep:
         batch.sampling_mask = torch.stack(keep[:ids.shape[1]], 1)  # [B, T, V]
+    if logps:
+        batch.sample_logp = torch.stack(logps, 1)  # [B, T]
     return batch
 
 
-def tokenize_pairs(tokenizer, pairs: list[tuple[str, str]]) -> Rollout:
+def tokenize_pairs(tokenizer, pairs: list[tuple[str, str]], device=None) -> Rollout:
     """(prompt, target) pairs as a rollout would have produced them: prompts left-padded,
-    targets (+ eos) right-padded with their mask."""
+    targets (+ eos) right-padded with their mask; built on the host, moved to ``device`` once."""
     enc = tokenizer([p for p, _ in pairs], return_tensors="pt", padding=True,
                     add_special_tokens=False)
     targets = [t + [tokenizer.eos_token_id] for t in  # one batched call: fast tokenizers
                tokenizer([t for _, t in pairs], add_special_tokens=False)["input_ids"]]
     T = max(map(len, targets))
-    ids = torch.full((len(pairs), T), tokenizer.pad_token_id)  # [B, T]
-    mask = torch.zeros(len(pairs), T, dtype=torch.long)  # [B, T]
+    cpu = torch.device("cpu")  # filled row by row on the host, then copied once
+    ids = torch.full((len(pairs), T), tokenizer.pad_token_id, device=cpu)  # [B, T]
+    mask = torch.zeros(len(pairs), T, dtype=torch.long, device=cpu)  # [B, T]
     for i, t in enumerate(targets):
-        ids[i, :len(t)], mask[i, :len(t)] = torch.tensor(t), 1
-    return Rollout(enc["input_ids"], enc["attention_mask"], ids, mask,
-                   torch.zeros(len(pairs), dtype=torch.bool), [p for p, _ in pairs],
-                   [t for _, t in pairs])
+        ids[i, :len(t)], mask[i, :len(t)] = torch.tensor(t, device=cpu), 1
+    return Rollout(enc["input_ids"].to(device), enc["attention_mask"].to(device), ids.to(device),
+                   mask.to(device), torch.zeros(len(pairs), dtype=torch.bool, device=device),
+                   [p for p, _ in pairs], [t for _, t in pairs])

@@ -20,7 +20,7 @@ def accuracy(model, tokenizer, task, examples=None, temperature: float = 1.0, sa
     """
     examples = task.heldout if examples is None else examples
     max_len = max_completion_length or task.max_answer_chars + 1
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(next(model.parameters()).device).manual_seed(seed)
     reps = 1 if temperature == 0 else samples
     items = [e for e in examples for _ in range(reps)]
     hits = 0
@@ -70,7 +70,7 @@ def pass_and_majority(model, tokenizer, task, examples=None, n: int = 8, ks=(1, 
     pass@k is the unbiased estimator (:func:`pass_at_k`); maj@k votes over the first k samples.
     """
     examples = task.heldout if examples is None else examples
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(next(model.parameters()).device).manual_seed(seed)
     items = [e for e in examples for _ in range(n)]
     texts = []
     for i in range(0, len(items), batch_size):

@@ -21,6 +21,7 @@ import math
 import torch
 
 from labkit.core.logprobs import masked_mean
+from labkit.core.numerics import float_dtype
 
 
 def _mean(values: list[float]) -> float:
@@ -28,28 +29,38 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
+def to_host(values: dict) -> dict:
+    """Scalars (0-dim tensors or numbers) by name -> floats, in ONE device-to-host copy."""
+    tensors = {k: v.detach().reshape(()) for k, v in values.items()
+               if isinstance(v, torch.Tensor)}
+    out = {k: float(v) for k, v in values.items() if k not in tensors}  # numbers as they are
+    if tensors:
+        dtype = float_dtype(*tensors.values())  # float32, or float64 when one is
+        flat = torch.stack([v.to(dtype) for v in tensors.values()]).tolist()  # one sync
+        out.update(zip(tensors, flat))
+    return {k: out[k] for k in values}
+
+
 def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tensor,
                  G: int) -> dict:
     """The scalar summary of a scored rollout ``r``; ``stats`` from the policy loss of the
-    first update, ``entropy`` [b, T] over ``entropy_mask``."""
+    first update, ``entropy`` [b, T] over ``entropy_mask``. One host sync for all of it."""
     lengths = r.lengths.float()  # [B]
     groups = r.rewards.view(-1, G)  # [B/G, G]
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
-    correct = r.correct
-    m = {"reward/mean": r.rewards.mean().item(), "reward/std": r.rewards.std().item(),
-         "accuracy": correct.float().mean().item(),
-         "adv/mean_abs": adv.abs().mean().item(),
-         "adv/frac_zero_std": (groups.std(1) == 0).float().mean().item(),
-         "len/mean": lengths.mean().item(),
-         "len/correct": lengths[correct].mean().item() if correct.any() else math.nan,
-         "len/incorrect": lengths[~correct].mean().item() if (~correct).any() else math.nan,
-         "len/truncated_frac": r.truncated.float().mean().item(),
-         "entropy": masked_mean(entropy, entropy_mask).item()}
+    correct = r.correct.float()  # [B]
+    m = {"reward/mean": r.rewards.mean(), "reward/std": r.rewards.std(),
+         "accuracy": correct.mean(), "adv/mean_abs": adv.abs().mean(),
+         "adv/frac_zero_std": (groups.std(1) == 0).float().mean(),
+         "len/mean": lengths.mean(),
+         "len/correct": (lengths * correct).sum() / correct.sum(),  # NaN when none is correct
+         "len/incorrect": (lengths * (1 - correct)).sum() / (1 - correct).sum(),
+         "len/truncated_frac": r.truncated.float().mean(),
+         "entropy": masked_mean(entropy, entropy_mask),
+         **{k: v for k, v in stats.items() if k != "per_token"}}
+    m = to_host(m)
     for name, values in r.rewards_per_func.items():
         m[f"rewards/{name}/mean"] = _mean(values)
-    for k, v in stats.items():
-        if k != "per_token":
-            m[k] = float(v)
     return {**m, **r.info}
 
 
@@ -72,9 +83,10 @@ def inner_update_metrics(updates: list[dict]) -> dict:
     """
     keys = [k for k in updates[0] if k.startswith(UPDATE_KEYS)]
     pick = {"ratio/min": min, "ratio/max": max}
+    host = to_host({(k, i): u[k] for k in keys for i, u in enumerate(updates)})  # one sync
     m = {}
     for k in keys:
-        values = [float(u[k]) for u in updates]
+        values = [host[(k, i)] for i in range(len(updates))]
         m[k] = pick[k](values) if k in pick else sum(values) / len(values)
         m[f"{k}_last"] = values[-1]
     return m
@@ -82,13 +94,16 @@ def inner_update_metrics(updates: list[dict]) -> dict:
 
 def sample_rows(r, G: int) -> list[dict]:
     """One row per completion: what a person reads when asking "what did the policy write?"."""
-    rows, lengths = [], r.lengths.tolist()
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
+    cols = torch.stack([r.rewards.float(), adv.float(), r.lengths.float(),
+                        r.truncated.float(), r.correct.float()])  # [5, B]
+    reward, advantage, lengths, truncated, correct = cols.tolist()  # one sync
+    rows = []
     for i, (prompt, completion) in enumerate(zip(r.prompts, r.completions)):
         row = {"group": i // G, "prompt": prompt, "completion": completion,
-               "answer": r.examples[i].answer, "reward": r.rewards[i].item(),
-               "advantage": adv[i].item(), "length": int(lengths[i]),
-               "truncated": bool(r.truncated[i]), "correct": bool(r.correct[i])}
+               "answer": r.examples[i].answer, "reward": reward[i],
+               "advantage": advantage[i], "length": int(lengths[i]),
+               "truncated": bool(truncated[i]), "correct": bool(correct[i])}
         row.update({f"rewards/{name}": values[i] for name, values in r.rewards_per_func.items()})
         rows.append(row)
     return rows
@@ -97,22 +112,36 @@ def sample_rows(r, G: int) -> list[dict]:
 def token_rows(r, tokenizer, logp: torch.Tensor, per_token: dict, n: int) -> list[dict]:
     """Per-token diagnostics of the first ``n`` completions (lists aligned with the tokens):
     ``logp`` [B, T] as the first update saw it, ``per_token`` [B, T] tensors by name."""
+    n = min(n, len(r))
+    if n == 0:
+        return []
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
+    named = {"logp": logp, "old_logp": r.old_logp, **({} if r.ref_logp is None else
+                                                       {"ref_logp": r.ref_logp}), **per_token}
+    W = r.completion_ids.shape[1]
+    head = torch.stack([r.completion_ids[:n].double(), r.lengths[:n, None].double().expand(n, W),
+                        adv[:n, None].double().expand(n, W),
+                        *[v[:n].detach().double() for v in named.values()]])  # [K, n, T]
+    ids, lengths, advantage, *values = head.tolist()  # one sync for every row
     rows = []
-    for i in range(min(n, len(r))):
-        T = int(r.lengths[i])
-        ids = r.completion_ids[i, :T].tolist()
+    for i in range(n):
+        T = int(lengths[i][0])
         row = {"sample": i, "prompt": r.prompts[i],
-               "tokens": [tokenizer.decode([t]) for t in ids], "advantage": adv[i].item(),
-               "logp": logp[i, :T].tolist(), "old_logp": r.old_logp[i, :T].tolist()}
-        if r.ref_logp is not None:
-            row["ref_logp"] = r.ref_logp[i, :T].tolist()
-        for k, v in per_token.items():
-            row[k] = v[i, :T].tolist()
+               "tokens": [tokenizer.decode([int(t)]) for t in ids[i][:T]],
+               "advantage": advantage[i][0]}
+        row.update({k: _typed(v[i][:T], named[k].dtype) for k, v in zip(named, values)})
         rows.append(row)
     return rows
 
 
-def group_correct(task, completions: list[str], examples) -> torch.Tensor:
-    """[B] bool: the task's verifier on each completion."""
-    return torch.tensor([task.verify(c, e.answer) for c, e in zip(completions, examples)])
+def _typed(values: list[float], dtype: torch.dtype) -> list:
+    """Values read back as float64 in their tensor's own Python type (bool, int or float)."""
+    if dtype == torch.bool:
+        return [bool(x) for x in values]
+    return [int(x) for x in values] if not dtype.is_floating_point else values
+
+
+def group_correct(task, completions: list[str], examples, device=None) -> torch.Tensor:
+    """[B] bool: the task's verifier on each completion (on ``device``)."""
+    return torch.tensor([task.verify(c, e.answer) for c, e in zip(completions, examples)],
+                        device=device)

@@ -7,15 +7,18 @@ offline. ``get_task(name)`` returns a :class:`Task`.
   arithmetic  ``Addition``: two n-digit numbers, ``"07+35="`` -> ``"42"``
   ramble      ``AdditionRamble``: addition graded on the leading integer (room for length)
   prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
+  hub         ``from_dataset`` (any prompt/answer dataset through ``datasets``), ``gsm8k``
+              (needs the hub or a local file in its schema; answers checked with math-verify)
 """
 
 from labkit.tasks.arithmetic import Addition
 from labkit.tasks.base import Task
+from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
 from labkit.tasks.ramble import AdditionRamble
 
 TASKS = {"addition": Addition, "short_prompts": ShortPrompts,
-         "addition_ramble": AdditionRamble}
+         "addition_ramble": AdditionRamble, "gsm8k": gsm8k}
 
 
 def get_task(name: str = "addition", **kwargs) -> Task:
@@ -32,4 +35,5 @@ def get_task(name: str = "addition", **kwargs) -> Task:
     return TASKS[name](**kwargs)
 
 
-__all__ = ["TASKS", "Addition", "AdditionRamble", "Task", "get_task"]
+__all__ = ["TASKS", "Addition", "AdditionRamble", "DatasetTask", "Task", "from_dataset", "get_task",
+           "gsm8k"]

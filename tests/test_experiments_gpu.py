@@ -1,0 +1,38 @@
+"""The GPU lab's presets and CPU fallback (labs/51_gpu_gsm8k_lora.ipynb)."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+
+from labkit.experiments import gpu
+
+
+@pytest.mark.parametrize("gb, cap, name, prec", [(15, (7, 5), "T4 16GB", "fp16"),
+                                                 (24, (8, 9), "L4/A10 24GB", "bf16"),
+                                                 (80, (8, 0), "A100/H100 80GB", "bf16")])
+def test_the_preset_follows_the_gpu(monkeypatch, capsys, gb, cap, name, prec):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda i: types.SimpleNamespace(total_memory=gb * 1024 ** 3))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "GPU")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d=None: cap)
+    got, preset = gpu.pick_preset()
+    assert got == name and f"precision {prec}" in capsys.readouterr().out
+    assert preset["expected_step_s"] is None  # not measured without a GPU
+
+
+def test_no_gpu_falls_back_to_the_cpu_configuration_with_a_message(capsys):
+    name, preset = gpu.pick_preset()  # this machine has no GPU
+    assert name == "cpu" and preset["model"] == "tiny"
+    assert "No GPU here" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_bf16_autocast_trains_like_fp32_on_a_fixed_seed():
+    """Fast mode, seed 0, measured: held-out 0.43 -> fp32 0.505, bf16 0.485 (20 steps)."""
+    torch.set_num_threads(1)
+    _, table = gpu.run(fast=True, seed=0)
+    assert gpu.verdict(table).startswith("reproduced")
