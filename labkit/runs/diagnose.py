@@ -20,6 +20,10 @@ DOMINATES = 0.95  # share of the weighted reward's variance from one function
 HACK_RISE, HACK_ACC = 2.0, 0.02  # reward up by >= 2 std of its per-step values; accuracy < 0.02
 ENTROPY_DROP = 0.1  # entropy under 10 % of its start
 KL_MAX, RATIO_MAX = 1.0, 10.0  # per-token KL to pi_ref, importance ratio
+SUSTAIN = 5  # steps: a blow-up is a rolling median over this many steps past the limit
+# (single steps are not: k3's heavy tail and the max ratio over every token and inner update
+# spike on healthy runs; the 600-step demo has kl/k3 up to 2.5 and ratio/max up to 20 on a few
+# isolated steps while its rolling medians stay near 0.25 and 1.4)
 CLIP_HIGH = 0.3  # clipped fraction of tokens
 GRAD_SPIKE = 10.0  # grad_norm over 10 x the run's median
 LR_RANGE = (1e-7, 1e-2)  # outside: too low / too high for Adam on a policy
@@ -188,9 +192,11 @@ def rule_optimizer(m, s, cfg) -> list[Finding]:
     for key, limit, what in (("kl/k3", KL_MAX, "KL to pi_ref"), ("ratio/max", RATIO_MAX,
                                                                  "importance ratio")):
         v = _col(m, key)
-        if v is not None and v.max() > limit:
-            out.append(Finding(f"blow_up[{key}]", _steps(m, v > limit), f"{what} up to "
-                               f"{v.max():.3g} (> {limit:g})", "lower learning_rate or "
+        held = None if v is None else v.rolling(SUSTAIN, min_periods=1).median()
+        if held is not None and held.max() > limit:
+            out.append(Finding(f"blow_up[{key}]", _steps(m, held > limit), f"{what}: median "
+                               f"of {SUSTAIN} steps up to {held.max():.3g} (> {limit:g}), "
+                               f"single steps up to {v.max():.3g}", "lower learning_rate or "
                                "num_iterations; raise beta; check max_grad_norm"))
     c = _col(m, "clip/region")
     mu = cfg.get("num_iterations", 1) or 1
