@@ -63,9 +63,11 @@ def lora(tiny):
 
 
 def run_metrics(run):
-    """A run's metrics without the ``time/*`` columns (they never repeat)."""
+    """A run's metrics without the wall-clock columns, ``time/*`` and ``rewards/<fn>/latency``
+    (they never repeat)."""
     m = lk.load_run(run).metrics
-    return m.drop(columns=[c for c in m.columns if c.startswith("time/")])
+    return m.drop(columns=[c for c in m.columns
+                           if c.startswith("time/") or c.endswith("/latency")])
 
 
 class Resume:

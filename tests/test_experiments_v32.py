@@ -107,7 +107,8 @@ def test_verdict_reads_the_table():
     mm = {"truncated steps frac": 1.0, "log mu - log pi mean": 0.02, "log mu - log pi max": 0.1}
     v = v32_tricks.verdict({"table": pd.DataFrame(rows), "mismatch": mm, "config": {"top_p": 0.9}})
     assert "masking more stable (smaller drawdown, final reward no lower): REPRODUCED" in v
-    assert "keep sampling mask more stable (smaller drawdown, final reward no lower): NOT" in v
+    keep = [line for line in v.splitlines() if line.startswith("keep sampling mask more stable")]
+    assert keep and "NOT REPRODUCED" in keep[0]  # lower reward with the mask, both times
     for row in rows:  # every run ends below half its start: collapse, no comparison
         row["reward (last 1/4)"] = 0.1
     v = v32_tricks.verdict({"table": pd.DataFrame(rows), "mismatch": mm, "config": {"top_p": 0.9}})
@@ -118,7 +119,12 @@ def test_verdict_reads_the_table():
 def test_directions_on_a_fixed_seed():
     # measured (seed 0, 20 steps of off_policy.STRESS, mu = 4, lr 1e-3, loss grpo):
     # masking drops 8.9 % of sequences, and ends at reward 0.217 vs 0.226 with drawdown 0.168
-    # vs 0.156; top-p 0.9 with the kept mask: kl/old 0.069 vs 0.084, reward 0.129 vs 0.210
+    # vs 0.156; top-p 0.9 with the kept mask: kl/old 0.069 vs 0.084, reward 0.129 vs 0.210.
+    # Re-measured after pi_old became the sampler's log-probs (a ~1e-7 change per token):
+    # masking drops 10.1 %, reward 0.320 vs 0.231, drawdown 0.128 vs 0.178; kept mask kl/old
+    # 0.073 vs 0.093, reward 0.084 vs 0.161. The masking arm's reward verdict flipped with that
+    # perturbation, so on 20 steps it is noise and is not asserted (the lab's 2-seed, 60-step
+    # runs decide it); the mechanisms below held in both.
     torch.set_num_threads(1)
     res = v32_tricks.run(seeds=(0,), steps=20, progress=False)
     t = v32_tricks.summary(res)
@@ -128,6 +134,6 @@ def test_directions_on_a_fixed_seed():
     assert t.loc[kept, "kl/old"] < t.loc[top_p, "kl/old"]  # one action space: less drift
     assert t.loc[kept, "reward (last 1/4)"] < t.loc[top_p, "reward (last 1/4)"]  # not more reward
     v = v32_tricks.verdict(res)
-    assert "masking more stable (smaller drawdown, final reward no lower): NOT REPRODUCED" in v
-    assert "keep sampling mask more stable (smaller drawdown, final reward no lower): NOT" in v
+    keep = [line for line in v.splitlines() if line.startswith("keep sampling mask more stable")]
+    assert keep and "NOT REPRODUCED" in keep[0]  # lower reward with the mask, both times
     assert res["mismatch"]["log mu - log pi mean"] > 0  # top-p cut some mass at every step
