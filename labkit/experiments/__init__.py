@@ -1,3 +1,17 @@
-"""Experiments the labs run and print: tables and comparisons built on the math and the
-trainers (``kl_table``: Schulman's KL table by Monte Carlo, KL in the reward vs as a loss).
+"""Experiments the labs run and print: each states a paper's claim (``CLAIM``), runs it on the toy
+(``run(fast=..., seed=...)``), returns its tables and says plainly whether it reproduced
+(``verdict``).
+
+  kl_table          Schulman's KL table by Monte Carlo; KL in the reward vs as a loss (lab 10)
+  why_not_learning  a healthy run against two faulty ones, named by the run doctor (lab 45)
+  gpu, precision    the GPU lab's presets and CPU stand-in; log-prob error per precision (lab 51)
+  clipping          clip fraction over mu x epsilon, clipped tokens (lab 73)
+  pg_variance       REINFORCE, baselines, RLOO, GRPO, PPO: gradient variance and training (lab 74)
+  passk             pass@k and maj@k before and after RL (lab 75)
+  dr_grpo           Dr. GRPO's length and std biases (lab 76)
+  dapo              DAPO's pieces, one at a time (lab 77)
+  entropy_kl        entropy collapse and what holds it; the beta frontier; KL placement (lab 78)
+  ppo_seed          PPO as the seed writes it: entropy term, KL clamp, value clipping (lab 79)
+  off_policy        GRPO vs GSPO vs CISPO under off-policy stress (lab 80)
+  v32_tricks        DeepSeek-V3.2's off-policy sequence masking and keep-sampling-mask (lab 81)
 """
