@@ -165,6 +165,13 @@ class GRPOConfig(TrainConfig):
     """Worker processes per reward function (>1 splits the batch: CPU-heavy rewards)."""
     reward_errors: str = "raise"
     """On a failing or hanging reward: 'raise' (step stops) or 'skip' (None, event logged)."""
+    tis_cap: float | None = None
+    """C of truncated importance sampling (Yao et al. 2025; TRL's vllm_importance_sampling_cap):
+    each token's policy loss times min(pi_train_old / pi_sample, C), for the sampler/trainer
+    mismatch (low precision, another engine); None: off (TRL uses 3.0)."""
+    tis_mode: str = "token_truncate"
+    """TIS weight per 'token' or per 'sequence', above C 'truncate'd to C or 'mask'ed to 0
+    (TRL's vllm_importance_sampling_mode values)."""
     min_generations: ClassVar[int] = 2  # PPO needs no group: 1
 
     def __post_init__(self):
@@ -181,6 +188,18 @@ class GRPOConfig(TrainConfig):
         require(self.reward_timeout > 0, f"reward_timeout={self.reward_timeout}: use seconds > 0")
         choose("reward_runtime", self.reward_runtime, opt.REWARD_RUNTIMES)
         choose("reward_errors", self.reward_errors, opt.REWARD_ERRORS)
+        self._check_tis()
+
+    def _check_tis(self):
+        choose("tis_mode", self.tis_mode, opt.TIS_MODES)
+        if self.tis_cap is None:
+            return
+        require(self.tis_cap > 0, f"tis_cap={self.tis_cap}: use C > 0 (2-3 is usual) or None")
+        require(not self.dynamic_sampling, "tis_cap with dynamic_sampling=True: the re-sampled "
+                "batch keeps no sampler log-probs; set tis_cap=None or dynamic_sampling=False")
+        require(self.top_k == 0 and self.top_p >= 1.0 or self.truncated_logprobs,
+                f"tis_cap with top_k={self.top_k}/top_p={self.top_p}: the sampler's log-probs are "
+                "of the truncated distribution; set truncated_logprobs=True (or no top-k/top-p)")
 
     def _check_sampling(self):
         require(self.num_generations >= self.min_generations,
@@ -266,6 +285,8 @@ class PPOConfig(GRPOConfig):
         at_least(self, 1, "ppo_epochs")
         require(self.off_policy_mask is None, f"off_policy_mask={self.off_policy_mask}: "
                 "PPOTrainer does not apply it; use GRPOTrainer or set it to None")
+        require(self.tis_cap is None, f"tis_cap={self.tis_cap}: PPOTrainer does not apply "
+                "truncated importance sampling; use GRPOTrainer or set it to None")
         B = self.prompts_per_step * self.num_generations
         require(self.num_mini_batches >= 1 and B % self.num_mini_batches == 0,
                 f"num_mini_batches={self.num_mini_batches} does not divide the batch of "

@@ -16,7 +16,9 @@ One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions), one
      diagnostics as the last update saw them (``labkit.runs.records``).
 DAPO options: ``dynamic_sampling`` (keep only groups with reward spread, sample more),
 ``mask_truncated_completions`` (overlong filtering), ``overlong_buffer`` (soft punishment);
-GSPO is ``importance_sampling_level="sequence"``, CISPO ``loss_type="cispo"``.
+GSPO is ``importance_sampling_level="sequence"``, CISPO ``loss_type="cispo"``; ``tis_cap``
+weights the policy term by truncated importance sampling of the sampler/trainer mismatch
+(``labkit.core.tis``; pi_old is then the trainer's forward, not the sampler's log-probs).
 Departures from TRL: prompts are sampled with replacement from the task's train split; a frozen
 reference is also kept at beta = 0 when ``track_kl`` (KL is then logged, not optimised).
 """
@@ -39,6 +41,7 @@ from labkit.core import (
     policy_loss,
     reinforce_advantages,
     rloo_advantages,
+    truncated_is_weight,
 )
 from labkit.models.policy import frozen_copy, is_peft
 from labkit.models.rollout import Rollout, completion_logprobs, rollout
@@ -229,7 +232,8 @@ class GRPOTrainer(Trainer):
         """pi_old (when mu > 1; else the first update's own log-probs) and pi_ref log-probs."""
         t = self.config.temperature or 1.0
         if self.config.num_iterations > 1:
-            r.old_logp = self.sampling_logprobs(r)  # no extra forward when sampling kept them
+            # no extra forward when sampling kept them; TIS needs the trainer's own pi_old
+            r.old_logp = None if self.config.tis_cap is not None else self.sampling_logprobs(r)
             if r.old_logp is None:
                 r.old_logp = completion_logprobs(self.model, r, t)
         if self.adapter_ref:
@@ -254,6 +258,12 @@ class GRPOTrainer(Trainer):
         if c.off_policy_mask is not None:  # DeepSeek-V3.2: M_i multiplies the policy term only
             keep = off_policy_sequence_mask(logp, r.old_logp, adv, r.loss_mask, c.off_policy_mask)
             adv = adv * (keep.squeeze(-1) if adv.dim() == 1 else keep)  # [B] or [B, T]
+        if c.tis_cap is not None:  # Yao et al. 2025: w_t multiplies the policy term only
+            w, tis = truncated_is_weight(r.old_logp, r.sample_logp, r.loss_mask, c.tis_cap,
+                                         c.tis_mode)  # [B, T] or [B, 1], detached, >= 0
+            # w >= 0, so w * -min(rho A, clip(rho) A) = -min(rho wA, clip(rho) wA): TRL's product
+            adv = (adv.unsqueeze(-1) if adv.dim() == 1 else adv) * w  # [B, 1] or [B, T]
+            adv = adv.squeeze(-1) if adv.shape[-1] == 1 else adv  # [B] or [B, T]
         loss, stats = policy_loss(
             logp, r.old_logp, adv, r.loss_mask, loss_type=c.loss_type,
             epsilon=c.epsilon, epsilon_high=c.epsilon_high,
@@ -262,6 +272,8 @@ class GRPOTrainer(Trainer):
             kl_estimator=c.kl_estimator)
         if keep is not None:  # fraction of sequences masked (mean over inner updates: "mask/")
             stats["mask/off_policy_frac"] = 1 - keep.mean()
+        if c.tis_cap is not None:
+            stats.update(tis)
         return loss, stats
 
     def train_step(self) -> StepRecord:

@@ -32,6 +32,7 @@ from labkit.core.off_policy import off_policy_sequence_mask
 from labkit.core.policy import policy_loss, token_weights
 from labkit.core.preference import bradley_terry_loss, dpo_loss
 from labkit.core.surrogate import clipped_surrogate, importance_ratio, kl_penalty
+from labkit.core.tis import truncated_is_weight
 
 __all__ = [
     "bradley_terry_loss",
@@ -59,6 +60,7 @@ __all__ = [
     "rloo_advantages",
     "token_logprobs",
     "token_weights",
+    "truncated_is_weight",
     "value_loss",
     "whiten",
 ]

@@ -37,6 +37,8 @@ RM_READOUTS = ("head", "head+logprob")
 """Reward-model readouts (``labkit.algos.reward_model.RewardModel``)."""
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 """Training precision (``labkit.models.device.choose_precision``; auto: by the hardware)."""
+TIS_MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
+"""Truncated importance sampling of the sampler/trainer mismatch (``labkit.core.tis``; TRL's)."""
 
 REWARD_RUNTIMES = ("auto", "process", "inline")
 """Where reward functions run (``labkit.rewards.runtime.RewardRunner``)."""

@@ -11,6 +11,10 @@ framework secretly brings you off-policy RL training"; TRL's ``vllm_importance_s
 Measured here on the CPU (autocast runs bf16 and fp16 there too), per precision:
 ``|dlogp|`` = mean over completion tokens of |log pi_sample - log pi_train| (same precision),
 ``|dlogp| vs fp32`` = the trainer's low-precision log-probs against an fp32 full forward.
+TIS weights w = min(pi_train / pi_sample, C) (``labkit.core.tis``, C = ``TIS_CAP``): ``w min``,
+``w max`` with the trainer in the sampler's precision (labkit's GRPOTrainer: one autocast for
+both), and with an fp32 trainer (a low-precision sampler such as vLLM in bf16 feeding an fp32
+trainer): ``w min|max (fp32 trainer)``, ``clipped (fp32 trainer)`` = fraction of tokens above C.
 """
 
 from __future__ import annotations
@@ -19,11 +23,14 @@ import pandas as pd
 import torch
 
 from labkit.core.logprobs import masked_mean
+from labkit.core.tis import truncated_is_weight
 from labkit.models.device import autocast
 from labkit.models.policy import load_policy
 from labkit.models.rollout import completion_logprobs, rollout
 from labkit.tasks import get_task
 
+TIS_CAP = 2.0
+"""C of the TIS weights shown (Yao et al. 2025 use 2; TRL's default is 3)."""
 CLAIM = ("The sampler's log-probs differ from the trainer's for the same weights (Yao et al. 2025, "
          "fengyao.notion.site/off-policy-rl; TRL's truncated importance sampling), and low "
          "precision is one cause: its error grows as the mantissa shrinks (bf16: 8 bits, "
@@ -45,11 +52,16 @@ def logprob_mismatch(model, tokenizer, prompts: list[str], precision: str, max_l
     mask = r.completion_mask
     d = (r.sample_logp - train).abs()  # [B, T]
     ratio = (train - r.sample_logp).exp()  # [B, T] pi_train / pi_sample
+    _, same = truncated_is_weight(train, r.sample_logp, mask, TIS_CAP)  # trainer in `precision`
+    _, vs32 = truncated_is_weight(full32, r.sample_logp, mask, TIS_CAP)  # trainer in fp32
     stats = torch.stack([masked_mean(d, mask), (d * mask).max(),
                          masked_mean((train - full32).abs(), mask),
-                         masked_mean((ratio - 1).abs(), mask)]).tolist()  # one sync
-    return {"precision": precision, "|dlogp|": stats[0], "max |dlogp|": stats[1],
-            "|dlogp| vs fp32": stats[2], "|ratio - 1|": stats[3], "tokens": int(mask.sum())}
+                         masked_mean((ratio - 1).abs(), mask), same["tis/weight_min"],
+                         same["tis/weight_max"], vs32["tis/weight_min"], vs32["tis/weight_max"],
+                         vs32["tis/clipped_frac"]]).tolist()  # one sync
+    keys = ("|dlogp|", "max |dlogp|", "|dlogp| vs fp32", "|ratio - 1|", "w min", "w max",
+            "w min (fp32 trainer)", "w max (fp32 trainer)", "clipped (fp32 trainer)")
+    return {"precision": precision, **dict(zip(keys, stats)), "tokens": int(mask.sum())}
 
 
 def run(fast: bool = True, seed: int = 0) -> pd.DataFrame:
@@ -76,3 +88,24 @@ def verdict(table: pd.DataFrame) -> str:
             f"{'' if same else ' (same kernels on the CPU: rounding only)'}; "
             f"low precision vs fp32 fp16 {v['fp16']:.1e} < bf16 {v['bf16']:.1e}: "
             f"{'as the mantissa predicts' if order else 'NOT in the mantissa order'}")
+
+
+TIS_CLAIM = ("Truncated importance sampling (Yao et al. 2025; TRL's vllm_importance_sampling_*) "
+             "weights each token by w = min(pi_train / pi_sample, C): 1 where the sampler and the "
+             "trainer agree, spread where they do not, and the spread grows as the sampler's "
+             "precision drops.")
+
+
+def tis_verdict(table: pd.DataFrame) -> str:
+    """"reproduced" when, with an fp32 trainer, the largest |w - 1| orders fp32 < fp16 < bf16
+    samplers and fp32's stays < 1e-4 (both computed with the same weights, same sampled tokens)."""
+    t = table.set_index("precision")
+    spread = {p: max(1 - t.loc[p, "w min (fp32 trainer)"], t.loc[p, "w max (fp32 trainer)"] - 1)
+              for p in PRECISIONS}
+    same = max(max(1 - t.loc[p, "w min"], t.loc[p, "w max"] - 1) for p in PRECISIONS)
+    ok = spread["fp32"] < 1e-4 and spread["fp32"] < spread["fp16"] < spread["bf16"]
+    return (("reproduced" if ok else "not reproduced") +
+            f": max |w - 1| with an fp32 trainer: fp32 sampler {spread['fp32']:.1e}, fp16 "
+            f"{spread['fp16']:.1e}, bf16 {spread['bf16']:.1e}; tokens above C={TIS_CAP:g}: bf16 "
+            f"{t.loc['bf16', 'clipped (fp32 trainer)']:.2%}; with the trainer in the sampler's "
+            f"own precision (labkit's trainer) max |w - 1| = {same:.1e}: TIS is ~a no-op there")

@@ -10,7 +10,8 @@ zero advantage), ``kl/k1``, ``kl/k2``, ``kl/k3``, ``clip/ratio_low``, ``clip/rat
 and ``<key>_last`` for the last update: :func:`inner_update_metrics`), ``len/mean``, ``len/correct``, ``len/incorrect``,
 ``len/truncated_frac``, ``entropy``, ``grad_norm``, ``loss``, ``loss/policy``, ``loss/kl``,
 ``time/rollout``; ``off_policy_mask`` adds ``mask/off_policy_frac`` (over the inner updates
-too); dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
+too); ``tis_cap`` adds ``tis/weight_mean|min|max``, ``tis/clipped_frac``, ``tis/logp_gap``
+(``labkit.core.tis``); dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
 (``labkit.algos.ppo``) ``vf/*``. README.md "Metric keys" is the table.
 """
 
