@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from labkit.algos.config import TrainConfig
 from labkit.models.device import autocast, choose_precision, grad_scaler, resolve_device
 from labkit.models.memory import memory_report, out_of_memory_error
-from labkit.models.policy import load_policy
+from labkit.models.policy import enable_gradient_checkpointing, load_policy
 from labkit.runs import checkpoint
 from labkit.runs.log import RunLog, runs_root
 from labkit.tasks import get_task
@@ -92,6 +92,8 @@ class Trainer:
         self.model, self.tokenizer = self.load_model(model, tokenizer)
         if device is not None or dtype is not None:  # placed once; every tensor follows it
             self.model.to(device=resolve_device(device, self.model), dtype=dtype)
+        if self.config.gradient_checkpointing:
+            enable_gradient_checkpointing(self.model)
         first = next(self.model.parameters())
         self.device, self.dtype = first.device, first.dtype
         self.precision = choose_precision(self.device, self.config.precision)

@@ -82,6 +82,9 @@ class TrainConfig:
     """Checkpoints kept (oldest deleted first); None keeps all (to fork at any step)."""
     precision: str = "auto"
     """Autocast: 'auto' (bf16 on GPUs >= sm80, fp16 + scaler on 7.x, else fp32) or forced."""
+    gradient_checkpointing: bool = False
+    """Recompute each layer's activations in backward instead of storing them (HF's, non-
+    reentrant): less memory on long sequences for ~one more forward; no prompt sharing then."""
 
     def __post_init__(self):
         require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")

@@ -60,7 +60,8 @@ def memory_report(trainer) -> str:
     """"this config needs ~X GB; you have Y GB; try ..." for a trainer's model and config."""
     B, L = step_shape(trainer.config, trainer.task)
     ref = getattr(trainer, "ref_model", None) is not None
-    need = estimate_memory(trainer.model, B, L, trainer.precision, ref)
+    need = estimate_memory(trainer.model, B, L, trainer.precision, ref,
+                           getattr(trainer.config, "gradient_checkpointing", False))
     have = available_memory(trainer.device)
     msg = (f"this config needs ~{need['total'] / GB:.2f} GB on {trainer.device} "
            f"(B={B} sequences x L={L} tokens, {trainer.precision}); you have "
@@ -68,10 +69,33 @@ def memory_report(trainer) -> str:
     if need["total"] > 0.9 * have:
         msg += ("; try: fewer prompts_per_step or num_generations, a shorter "
                 "max_completion_length, LoRA (lk.add_lora: no reference copy, no full optimizer "
-                "state), precision='bf16' on a GPU, model.gradient_checkpointing_enable()")
+                "state), precision='bf16' on a GPU, gradient_checkpointing=True")
     return msg
 
 
 def out_of_memory_error(trainer) -> MemoryError:
     """The error raised instead of an allocator trace when a step runs out of memory."""
     return MemoryError("out of memory during a training step: " + memory_report(trainer))
+
+
+def peak_cpu_memory(fn) -> float:
+    """Peak bytes of CPU tensors allocated while ``fn()`` runs, from torch's CPU profiler
+    (``profile_memory=True``): each op's own allocations and each ``[memory]`` free, in time
+    order, summed; the running maximum. Tensors alive before the call are not counted. A
+    measure for comparing two ways of doing the same work (e.g. gradient checkpointing on and
+    off), not the process's RSS.
+
+    >>> peak_cpu_memory(lambda: torch.ones(1024, 1024).sum()) >= 4 * 1024 ** 2
+    True
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    deltas = sorted((e.time_range.start, e.cpu_memory_usage if e.name == "[memory]"
+                     else e.self_cpu_memory_usage) for e in prof.events() if e.cpu_memory_usage)
+    now = peak = 0
+    for _, d in deltas:
+        now += d
+        peak = max(peak, now)
+    return float(peak)

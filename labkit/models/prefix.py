@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import torch
 
+from labkit.models.policy import is_checkpointing
+
 
 def distinct_prompts(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor):
     """``(ids [U, P], mask [U, P], index [B])`` with ``ids[index] == prompt_ids``, or ``None``
@@ -70,11 +72,12 @@ def completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completio
     P = prompt_ids.shape[1]
     attn = torch.cat([prompt_mask, completion_mask], 1)  # [B, P+T]
     pos = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P+T]
-    shared = distinct_prompts(prompt_ids, prompt_mask)
+    # checkpointed layers drop the prompt's KV cache when training: one plain forward then
+    shared = None if is_checkpointing(model) else distinct_prompts(prompt_ids, prompt_mask)
     if shared is None:
         ids = torch.cat([prompt_ids, completion_ids], 1)  # [B, P+T]
         T = completion_ids.shape[1]
-        out = model(input_ids=ids, attention_mask=attn, position_ids=pos,
+        out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False,
                     output_hidden_states=hidden, logits_to_keep=T + 1)  # positions P-1 .. P+T-1
         return out.logits[:, :-1], out.hidden_states[-1][:, P - 1:-1] if hidden else None
     past, first, h0 = prompt_forward(model, prompt_ids, prompt_mask, shared, hidden)  # [B, V]
@@ -84,3 +87,4 @@ def completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completio
                 position_ids=pos[:, P:-1], past_key_values=past, output_hidden_states=hidden)
     logits = torch.cat([first[:, None], out.logits], 1)  # [B, T, V]
     return logits, torch.cat([h0[:, None], out.hidden_states[-1]], 1) if hidden else None
+
