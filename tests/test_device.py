@@ -39,6 +39,7 @@ from labkit.models.device import choose_precision, resolve_device
 
 ROOT = pathlib.Path(lk.__file__).parent
 TRAINING_PATH = ("models", "algos", "core", "runs")
+TRAINING_FILES = ("classic/dqn.py",)  # the one classic/ learner with a network and a device
 FACTORIES = {"zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor", "randperm",
              "rand", "randn", "randint", "eye", "linspace", "Generator"}
 
@@ -59,8 +60,9 @@ def constructors_without_device(source: str) -> list[tuple[int, str]]:
 
 
 def test_every_constructor_in_the_training_path_names_its_device():
-    found = {str(p.relative_to(ROOT)): constructors_without_device(p.read_text())
-             for d in TRAINING_PATH for p in sorted((ROOT / d).rglob("*.py"))}
+    paths = [p for d in TRAINING_PATH for p in sorted((ROOT / d).rglob("*.py"))]
+    paths += [ROOT / f for f in TRAINING_FILES]
+    found = {str(p.relative_to(ROOT)): constructors_without_device(p.read_text()) for p in paths}
     assert {k: v for k, v in found.items() if v} == {}
 
 
@@ -210,3 +212,19 @@ def test_precision_follows_the_compute_capability(monkeypatch):
     assert choose_precision("cpu", "auto") == "fp32"
     with pytest.raises(ValueError, match="precision"):
         GRPOConfig(precision="fp8")
+
+
+def test_dqn_takes_a_device_and_creates_every_tensor_on_it(monkeypatch):
+    from labkit.classic import dqn
+    from labkit.classic.envs import gridworld
+
+    assert dqn.resolve_device("auto") == resolve_device("auto") == torch.device("cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert dqn.resolve_device("auto") == resolve_device("auto") == torch.device("cuda")
+    monkeypatch.undo()
+    with FactoryCalls() as mode:
+        net, stats = dqn.train_dqn(gridworld(), dqn.DQNConfig(total_timesteps=250,
+                                                               learning_starts=50), device="auto")
+    assert mode.bad == [] and len(stats["loss"]) == 201
+    assert next(net.parameters()).device == torch.device("cpu")
+    assert dqn.q_table(net, gridworld().n_states).shape == (gridworld().n_states, 4)

@@ -56,13 +56,28 @@ class DQNConfig:
             raise ValueError(f"learning_rate must be > 0; got {self.learning_rate}")
 
 
-def q_network(n_states: int, n_actions: int, hidden: int = 64) -> torch.nn.Module:
-    """Q(s, .; theta): one-hot state [B, S] -> action values [B, A]."""
+def q_network(n_states: int, n_actions: int, hidden: int = 64, device=None) -> torch.nn.Module:
+    """Q(s, .; theta): one-hot state [B, S] -> action values [B, A], built on ``device``."""
     return torch.nn.Sequential(
-        torch.nn.Linear(n_states, hidden), torch.nn.ReLU(),
-        torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
-        torch.nn.Linear(hidden, n_actions),
+        torch.nn.Linear(n_states, hidden, device=device), torch.nn.ReLU(),
+        torch.nn.Linear(hidden, hidden, device=device), torch.nn.ReLU(),
+        torch.nn.Linear(hidden, n_actions, device=device),
     )
+
+
+def resolve_device(device=None) -> torch.device:
+    """``"auto"``: cuda, then mps, then cpu; None: cpu; else ``torch.device(device)``. The rule
+    of ``labkit.models.device.resolve_device`` (a sibling layer classic/ does not import).
+
+    >>> resolve_device(), resolve_device("cpu")
+    (device(type='cpu'), device(type='cpu'))
+    """
+    if device != "auto":
+        return torch.device(device or "cpu")
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    return torch.device("mps" if mps is not None and mps.is_available() else "cpu")
 
 
 def dqn_loss(q: torch.Tensor, a: torch.Tensor, r: torch.Tensor, done: torch.Tensor,
@@ -104,7 +119,8 @@ def _epsilon(cfg: DQNConfig, step: int) -> float:
 
 
 def _update(net, target, opt, batch: np.ndarray, cfg: DQNConfig, eye: torch.Tensor) -> dict:
-    s, a, r, s2, done = (torch.as_tensor(batch[:, i]) for i in range(5))  # each [B]
+    s, a, r, s2, done = (torch.as_tensor(batch[:, i], device=eye.device)
+                         for i in range(5))  # each [B], one host-to-device copy each
     q = net(eye[s.long()])  # [B, A]
     with torch.no_grad():
         q_next = (target if cfg.target_network else net)(eye[s2.long()])  # [B, A]
@@ -117,9 +133,12 @@ def _update(net, target, opt, batch: np.ndarray, cfg: DQNConfig, eye: torch.Tens
 
 @one_thread
 def train_dqn(mdp: TabularMDP, cfg: DQNConfig, Q_star: np.ndarray | None = None,
-              callback: Callable[[int, dict], None] | None = None, every: int = 250
-              ) -> tuple[torch.nn.Module, dict]:
+              callback: Callable[[int, dict], None] | None = None, every: int = 250,
+              device=None) -> tuple[torch.nn.Module, dict]:
     """Train DQN for cfg.total_timesteps steps; returns (network, stats).
+
+    ``device``: where the networks and every tensor of an update live (None: cpu; ``"auto"``:
+    cuda, then mps, then cpu). The environment stays on the host: each action is one sync.
 
     stats: "returns" and "episode_end" (step) per episode, "loss" per update, and, every
     ``every`` steps, "eval_step" with "q_error" (mean |Q(s,a; theta) - Q*(s,a)| over reachable
@@ -132,9 +151,10 @@ def train_dqn(mdp: TabularMDP, cfg: DQNConfig, Q_star: np.ndarray | None = None,
     """
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
-    eye = torch.eye(mdp.n_states)  # [S, S] one-hot features
-    net = q_network(mdp.n_states, mdp.n_actions, cfg.hidden)
-    target = q_network(mdp.n_states, mdp.n_actions, cfg.hidden)
+    dev = resolve_device(device)
+    eye = torch.eye(mdp.n_states, device=dev)  # [S, S] one-hot features
+    net = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev)
+    target = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev)
     target.load_state_dict(net.state_dict())
     opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate)
     D = ReplayBuffer(cfg.buffer_size if cfg.replay else 1)
@@ -169,15 +189,16 @@ def _evaluate(net, mdp: TabularMDP, Q_star, step: int, stats: dict, eye: torch.T
     stats["eval_step"].append(step)
     if Q_star is not None:
         with torch.no_grad():
-            Q = net(eye).numpy()  # [S, A]
+            Q = net(eye).cpu().numpy()  # [S, A]
         live = mdp.reachable & ~mdp.terminal  # [S]
         stats["q_error"].append(float(np.abs(Q - Q_star)[live].mean()))
 
 
 def q_table(net: torch.nn.Module, n_states: int) -> np.ndarray:
     """The network's Q(s, a) for every one-hot state: [S, A] (for plots and greedy paths)."""
+    dev = next(net.parameters()).device
     with torch.no_grad():
-        return net(torch.eye(n_states)).numpy()
+        return net(torch.eye(n_states, device=dev)).cpu().numpy()
 
 
 def greedy_return(mdp: TabularMDP, Q: np.ndarray, gamma: float, max_steps: int = 100) -> float:
