@@ -101,3 +101,37 @@ def test_clip_stats_cover_every_inner_update_and_show_clipped_tokens():
     mu1 = lk.GRPOTrainer(num_iterations=1, learning_rate=2e-3, **TINY)
     mu1.train(progress=False)
     assert (mu1.log.metrics["clip/region"] == 0).all()  # on-policy: the ratio never leaves 1
+
+
+@pytest.mark.parametrize("make", ["grpo", "ppo"])
+def test_entropy_is_computed_once_per_update_with_the_bonus(make, monkeypatch):
+    """With entropy_coef > 0 the bonus's H is reused for the record (review item of issue 17):
+    one entropy_from_logits per update (GRPO: mu updates; PPO: one per minibatch)."""
+    import labkit.algos.grpo as grpo_mod
+    import labkit.algos.ppo as ppo_mod
+    import labkit.core.logprobs as lp
+
+    calls = []
+    real = lp.entropy_from_logits
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    for mod in (lp, grpo_mod, ppo_mod):
+        monkeypatch.setattr(mod, "entropy_from_logits", counting)
+    kw = {"prompts_per_step": 2, "num_generations": 4, "max_steps": 1, "save_steps": 0,
+          "entropy_coef": 0.01}
+    if make == "grpo":
+        tr, updates = lk.GRPOTrainer("tiny", num_iterations=2, **kw), 2
+    else:
+        tr, updates = lk.PPOTrainer("tiny", ppo_epochs=1, num_mini_batches=2, **kw), 2
+    m = tr.step()
+    assert len(calls) == updates and m["entropy"] > 0
+
+
+def test_reward_runner_is_set_up_before_first_use():
+    tr = lk.GRPOTrainer("tiny", prompts_per_step=2, num_generations=2, max_steps=1, save_steps=0)
+    assert tr._runner is None and tr._runner_key is None  # no getattr guard needed
+    runner = tr.reward_runner
+    assert tr._runner is runner and tr.reward_runner is runner  # built once, kept

@@ -80,6 +80,8 @@ class GRPOTrainer(Trainer):
         # LoRA: pi_ref is the same model with its adapter disabled, not a second copy
         self.adapter_ref = wants_ref and is_peft(self.model)
         self.ref_model = frozen_copy(self.model) if wants_ref and not self.adapter_ref else None
+        self._runner: RewardRunner | None = None  # built on first use (reward_runner)
+        self._runner_key: tuple | None = None
 
     # -- configuration -------------------------------------------------------------------
     @staticmethod
@@ -127,7 +129,7 @@ class GRPOTrainer(Trainer):
             if rewards:
                 self.reward_funcs = rewards
             if reward_funcs:
-                if getattr(self, "_runner", None) is not None:
+                if self._runner is not None:
                     self._runner.close()  # the old functions' workers go
                 changes["reward_funcs"] = reward_funcs
             self.log_event("update", changes)
@@ -145,8 +147,8 @@ class GRPOTrainer(Trainer):
         ``reward_timeout``, ``reward_runtime``, ``reward_workers`` or ``reward_errors`` change."""
         c = self.config
         key = (c.reward_timeout, c.reward_runtime, c.reward_workers, c.reward_errors)
-        if getattr(self, "_runner", None) is None or self._runner_key != key:
-            if getattr(self, "_runner", None) is not None:
+        if self._runner is None or self._runner_key != key:
+            if self._runner is not None:
                 self._runner.close()
             self._runner, self._runner_key = RewardRunner(*key), key
         return self._runner
@@ -283,19 +285,21 @@ class GRPOTrainer(Trainer):
         self.prepare(r)
         self.model.train()
         updates = []
+        tau = c.temperature or 1.0
         for it in range(c.num_iterations):
-            logp, logits = completion_logprobs(self.model, r, c.temperature or 1.0, True)
+            logp, logits = completion_logprobs(self.model, r, tau, True)
             if r.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
                 r.old_logp = logp.detach()
             loss, stats = self.loss(logp, r)
+            H = entropy_from_logits(logits, tau) if c.entropy_coef else None  # [B, T], grad
             if c.entropy_coef:  # loss - c_H * mean entropy of pi_theta
-                loss = loss + entropy_bonus(logits, r.loss_mask, c.entropy_coef,
-                                            c.temperature or 1.0)
+                loss = loss + entropy_bonus(logits, r.loss_mask, c.entropy_coef, tau, H)
             grad_norm = self.optimizer_step(loss)
             updates.append(stats)
-            if it == 0:
+            if it == 0:  # H once: the bonus's own, detached, when it exists
                 first = {**stats, "loss": loss.detach(), "grad_norm": grad_norm}
-                entropy = entropy_from_logits(logits.detach(), c.temperature or 1.0)  # [B, T]
+                entropy = H.detach() if H is not None else entropy_from_logits(
+                    logits.detach(), tau)  # [B, T]
         # the per-token view shows the last update, where pi_theta has moved from pi_old
         last_logp, last = logp.detach(), updates[-1].get("per_token", {})
         G = c.num_generations

@@ -109,7 +109,8 @@ class PPOTrainer(GRPOTrainer):
 
     def minibatch_loss(self, r: Rollout, mb: torch.Tensor):
         """Clipped policy loss + vf_coef x clipped value loss on rows ``mb``: (loss, stats, logp,
-        logits)."""
+        logits, H), H the entropy [b, T] of pi_theta the bonus used (detached; None when
+        entropy_coef = 0), so it is computed once."""
         c = self.config
         logp, logits, values = self.forward(r, mb)  # [b, T] x3
         ref = None if r.ref_logp is None else r.ref_logp[mb]
@@ -120,9 +121,13 @@ class PPOTrainer(GRPOTrainer):
             beta=0.0 if c.kl_in_reward else c.beta, kl_estimator=c.kl_estimator)
         vl, vst = value_loss(values, r.values[mb], r.returns[mb], r.loss_mask[mb],
                              c.cliprange_value)
+        H = None
         if c.entropy_coef:  # L = policy + c_vf value - c_H entropy (seed 002)
-            pl = pl + entropy_bonus(logits, r.loss_mask[mb], c.entropy_coef, c.temperature or 1.0)
-        return pl + c.vf_coef * vl, {**st, "vf/clipfrac": vst["vf/clipfrac"]}, logp, logits
+            H = entropy_from_logits(logits, c.temperature or 1.0)  # [b, T] with grad
+            pl = pl + entropy_bonus(logits, r.loss_mask[mb], c.entropy_coef,
+                                    c.temperature or 1.0, H)
+            H = H.detach()
+        return pl + c.vf_coef * vl, {**st, "vf/clipfrac": vst["vf/clipfrac"]}, logp, logits, H
 
     def optimise(self, r: Rollout) -> dict:
         """ppo_epochs x num_mini_batches clipped updates; the first minibatch's stats, the clip
@@ -137,14 +142,16 @@ class PPOTrainer(GRPOTrainer):
             perm = torch.randperm(B, generator=self.generator, device=self.device)  # [B]
             for k in range(c.num_mini_batches):
                 mb = perm[k * n:(k + 1) * n]  # [b]
-                loss, st, logp, logits = self.minibatch_loss(r, mb)
+                loss, st, logp, logits, H = self.minibatch_loss(r, mb)
                 grad_norm = self.optimizer_step(loss)
                 updates.append(st)
                 if epoch == c.ppo_epochs - 1 and c.diagnostics:
                     _scatter(per_token, {"logp": logp.detach(), **st["per_token"]}, mb, B)
                 if first is None:
+                    if H is None:  # no bonus: the first minibatch's entropy, for the record
+                        H = entropy_from_logits(logits.detach(), c.temperature or 1.0)  # [b, T]
                     first = {**st, "loss": loss.detach(), "grad_norm": grad_norm, "mb": mb,
-                             "entropy": entropy_from_logits(logits.detach(), c.temperature or 1.0)}
+                             "entropy": H}
         first["per_token"], first["updates"] = per_token, inner_update_metrics(updates)
         return first
 

@@ -105,7 +105,7 @@ def entropy_from_logits(logits: torch.Tensor, temperature: float = 1.0) -> torch
 
 
 def entropy_bonus(logits: torch.Tensor, mask: torch.Tensor, entropy_coef: float,
-                  temperature: float = 1.0) -> torch.Tensor:
+                  temperature: float = 1.0, entropy: torch.Tensor | None = None) -> torch.Tensor:
     """The entropy term added to a policy loss: -c_H * H_bar, H_bar the masked mean entropy,
 
         L = L_policy (+ c_vf L_value) - c_H * sum_t m_t H(pi(. | y_<t)) / sum_t m_t,
@@ -114,11 +114,12 @@ def entropy_bonus(logits: torch.Tensor, mask: torch.Tensor, entropy_coef: float,
     PPO's total loss: Schulman et al. 2017, 1707.06347, eq. 9; seed 002: "total loss = policy +
     value + entropy"). Its gradient in the logits z of a position is
     -c_H * m_t / sum(m) * dH/dz_v, with dH/dz_v = -p_v (log p_v + H). logits [B, T, V],
-    mask [B, T] -> a scalar with gradient.
+    mask [B, T] -> a scalar with gradient. ``entropy``: H [B, T] already computed from these
+    logits (with its gradient), reused instead of computing it again.
 
     >>> z = torch.zeros(1, 2, 4, requires_grad=True)  # uniform: H = log 4 at each position
     >>> entropy_bonus(z, torch.tensor([[1, 0]]), 0.1)
     tensor(-0.1386, grad_fn=<MulBackward0>)
     """
-    H = entropy_from_logits(logits, temperature)  # [B, T]
+    H = entropy_from_logits(logits, temperature) if entropy is None else entropy  # [B, T]
     return -entropy_coef * masked_mean(H, mask)
