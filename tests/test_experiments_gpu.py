@@ -36,3 +36,38 @@ def test_bf16_autocast_trains_like_fp32_on_a_fixed_seed():
     torch.set_num_threads(1)
     _, table = gpu.run(fast=True, seed=0)
     assert gpu.verdict(table).startswith("reproduced")
+
+
+@pytest.mark.parametrize("model", list(gpu.TABLES))
+def test_every_preset_fits_its_gpu_class_by_the_memory_estimate(model):
+    table = gpu.preset_table(model)
+    assert (table["est_gb"] <= table["min_gb"]).all(), table[["min_gb", "est_gb"]]
+    assert table["gradient_checkpointing"].all() and table["expected_step_s"].isna().all()
+
+
+def test_the_preset_architectures_have_the_published_sizes():
+    """Qwen2.5-0.5B: 494,032,768 parameters; SmolLM2-360M: 361,821,120 (tied embeddings)."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    sizes = {}
+    for name, (kind, arch) in gpu.ARCHS.items():
+        with torch.device("meta"):
+            net = AutoModelForCausalLM.from_config(AutoConfig.for_model(kind, **arch))
+        sizes[name] = sum(p.numel() for p in net.parameters())
+    assert sizes == {gpu.MODELS["qwen2.5-0.5b"]: 494_032_768,
+                     gpu.MODELS["smollm2-360m"]: 361_821_120}
+
+
+def test_smollm2_presets_and_the_offline_message(monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda i: types.SimpleNamespace(total_memory=24 * 1024 ** 3))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "GPU")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d=None: (8, 9))
+    name, preset = gpu.pick_preset("smollm2-360m")
+    assert name == "L4/A10 24GB" and preset["model"] == "HuggingFaceTB/SmolLM2-360M-Instruct"
+    with pytest.raises(ValueError, match="model='gpt2'"):
+        gpu.pick_preset("gpt2")
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="Hugging Face hub, which is not reachable here"):
+        gpu.gpu_trainer(preset)  # this machine is offline: a clear message, not a hub trace

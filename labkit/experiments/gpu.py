@@ -1,9 +1,11 @@
 """GRPO + LoRA on GSM8K on whatever GPU is there, with a preset per GPU class; on a CPU, a
 small stand-in: the tiny policy on 2-digit addition, fp32 against bf16 autocast.
 
-Presets (batch, precision, completion length) follow the memory each class has; their step
-times are NOT measured here (this machine has no GPU): ``expected_step_s`` stays None until a
-GPU run fills it (``benchmarks/gpu_step_vs_trl.py`` measures it).
+Presets (batch, completion length, gradient checkpointing) per GPU class, for
+Qwen2.5-0.5B-Instruct and SmolLM2-360M-Instruct, each sized to fit its class by labkit's memory
+estimate on a meta-device copy (:func:`preset_table`); precision follows compute capability.
+Their step times are NOT measured here (this machine has no GPU and no hub): ``expected_step_s``
+stays None until a GPU run fills it (``benchmarks/gpu_step_vs_trl.py`` measures it).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import torch
 
 from labkit.algos.grpo import GRPOTrainer
 from labkit.models.device import choose_precision
+from labkit.models.memory import GB, estimate_memory
 from labkit.models.policy import add_lora, load_policy
 from labkit.tasks.hub import gsm8k
 
@@ -22,39 +25,91 @@ CLAIM = ("GRPO (DeepSeekMath, arXiv 2402.03300) trains a small instruct model wi
          "torch.cuda.is_bf16_supported(), which answers True on a T4 through emulation. "
          "On a CPU: bf16 autocast trains as fp32 does (held-out accuracy rises in both).")
 
-PRESETS = {  # by GPU memory; precision is chosen by compute capability, not listed here
-    "T4 16GB": {"min_gb": 14, "model": "Qwen/Qwen2.5-0.5B-Instruct", "prompts_per_step": 4,
-                "num_generations": 8, "max_completion_length": 256, "expected_step_s": None},
-    "L4/A10 24GB": {"min_gb": 22, "model": "Qwen/Qwen2.5-0.5B-Instruct", "prompts_per_step": 8,
-                    "num_generations": 8, "max_completion_length": 384, "expected_step_s": None},
-    "A100/H100 80GB": {"min_gb": 70, "model": "Qwen/Qwen2.5-0.5B-Instruct",
-                       "prompts_per_step": 16, "num_generations": 16,
-                       "max_completion_length": 512, "expected_step_s": None},
+MODELS = {"qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B-Instruct",
+          "smollm2-360m": "HuggingFaceTB/SmolLM2-360M-Instruct"}
+ARCHS = {  # published config.json values (494.0 M and 361.8 M parameters): presets are sized
+    # with labkit.models.memory on a meta-device copy, no download
+    MODELS["qwen2.5-0.5b"]: ("qwen2", {"hidden_size": 896, "intermediate_size": 4864,
+                                       "num_hidden_layers": 24, "num_attention_heads": 14,
+                                       "num_key_value_heads": 2, "vocab_size": 151936,
+                                       "tie_word_embeddings": True}),
+    MODELS["smollm2-360m"]: ("llama", {"hidden_size": 960, "intermediate_size": 2560,
+                                       "num_hidden_layers": 32, "num_attention_heads": 15,
+                                       "num_key_value_heads": 5, "vocab_size": 49152,
+                                       "tie_word_embeddings": True}),
 }
+
+
+def _preset(gb, model, prompts, G, length):
+    return {"min_gb": gb, "model": MODELS[model], "prompts_per_step": prompts,
+            "num_generations": G, "max_completion_length": length,
+            "gradient_checkpointing": True, "expected_step_s": None}
+
+
+PRESETS = {  # by GPU memory; precision is chosen by compute capability, not listed here
+    "T4 16GB": _preset(14, "qwen2.5-0.5b", 4, 8, 256),
+    "L4/A10 24GB": _preset(22, "qwen2.5-0.5b", 4, 8, 384),
+    "A100/H100 80GB": _preset(70, "qwen2.5-0.5b", 16, 8, 512),
+}
+"""Qwen2.5-0.5B-Instruct + LoRA r=16: each fits its class by the estimate (``preset_table``)."""
+SMOLLM2_PRESETS = {  # a 3x smaller vocabulary than Qwen's: the logits cost less, batches grow
+    "T4 16GB": _preset(14, "smollm2-360m", 8, 8, 256),
+    "L4/A10 24GB": _preset(22, "smollm2-360m", 8, 8, 512),
+    "A100/H100 80GB": _preset(70, "smollm2-360m", 16, 16, 512),
+}
+"""SmolLM2-360M-Instruct + LoRA r=16 (hub only: not available offline here)."""
+TABLES = {"qwen2.5-0.5b": PRESETS, "smollm2-360m": SMOLLM2_PRESETS}
 CPU = {"model": "tiny", "prompts_per_step": 8, "num_generations": 8, "learning_rate": 3e-4}
 
 
-def pick_preset() -> tuple[str, dict]:
-    """``(name, preset)`` for the GPU here (the largest that fits), or ``("cpu", CPU)`` with a
-    printed message when there is none."""
+def pick_preset(model: str = "qwen2.5-0.5b") -> tuple[str, dict]:
+    """``(name, preset)`` for the GPU here (the largest that fits) from ``TABLES[model]``, or
+    ``("cpu", CPU)`` with a printed message when there is none."""
+    if model not in TABLES:
+        raise ValueError(f"model={model!r}: presets exist for {sorted(TABLES)}; pick one")
     if not torch.cuda.is_available():
         print("No GPU here: running the small CPU configuration (the tiny policy on addition, "
               "fp32 vs bf16 autocast). On Colab: Runtime > Change runtime type > T4 GPU.")
         return "cpu", CPU
     gb = torch.cuda.get_device_properties(0).total_memory / 1024 ** 3
-    fits = [(p["min_gb"], n) for n, p in PRESETS.items() if gb >= p["min_gb"]]
+    fits = [(p["min_gb"], n) for n, p in TABLES[model].items() if gb >= p["min_gb"]]
     name = max(fits)[1] if fits else "T4 16GB"
     print(f"{torch.cuda.get_device_name(0)} ({gb:.0f} GB): preset {name}, precision "
           f"{choose_precision('cuda')}")
-    return name, PRESETS[name]
+    return name, TABLES[model][name]
+
+
+def preset_table(model: str = "qwen2.5-0.5b") -> pd.DataFrame:
+    """The presets of ``model`` with labkit's memory estimate (``estimate_memory`` on a
+    meta-device LoRA copy, precision of the class: fp16 on a T4, else bf16; within ~2x)."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    rows = {}
+    for name, p in TABLES[model].items():
+        kind, arch = ARCHS[p["model"]]
+        with torch.device("meta"):  # shapes only: nothing downloaded, nothing allocated
+            net = add_lora(AutoModelForCausalLM.from_config(AutoConfig.for_model(kind, **arch)))
+        B = p["prompts_per_step"] * p["num_generations"]
+        est = estimate_memory(net, B, p["max_completion_length"] + 64,
+                              "fp16" if name.startswith("T4") else "bf16", False,
+                              p["gradient_checkpointing"])
+        rows[name] = {**p, "est_gb": round(est["total"] / GB, 1)}
+    return pd.DataFrame(rows).T
 
 
 def gpu_trainer(preset: dict, task_path=None, max_steps: int = 200, run_name=None):
     """Preset's model + LoRA (pi_ref = the adapter switched off) on GSM8K (hub, or a local file
     in its schema), precision by the hardware."""
-    model, tok = load_policy(preset["model"])
+    try:
+        model, tok = load_policy(preset["model"])
+    except ValueError as e:
+        raise ValueError(f"{preset['model']} loads from the Hugging Face hub, which is not "
+                         "reachable here: run this on Colab or a GPU box with internet, or set "
+                         "preset['model'] to a local folder with its config.json and weights "
+                         "(offline, load_policy('smollm2-offline') gives SmolLM2-135M)") from e
     task = gsm8k(task_path)
-    kw = {k: preset[k] for k in ("prompts_per_step", "num_generations", "max_completion_length")}
+    kw = {k: preset[k] for k in ("prompts_per_step", "num_generations", "max_completion_length",
+                                 "gradient_checkpointing")}
     return GRPOTrainer(add_lora(model), tokenizer=tok, task=task, device="auto",
                        reward_funcs=[task.accuracy_reward], max_steps=max_steps,
                        learning_rate=1e-5, beta=0.0, run_name=run_name, **kw)
