@@ -291,12 +291,13 @@ class GRPOTrainer(Trainer):
             if r.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
                 r.old_logp = logp.detach()
             loss, stats = self.loss(logp, r)
-            H = entropy_from_logits(logits, tau) if c.entropy_coef else None  # [B, T], grad
-            if c.entropy_coef:  # loss - c_H * mean entropy of pi_theta
+            H = None
+            if c.entropy_coef:  # loss - c_H * mean entropy of pi_theta; H reused below
+                H = entropy_from_logits(logits, tau)  # [B, T] with grad
                 loss = loss + entropy_bonus(logits, r.loss_mask, c.entropy_coef, tau, H)
             grad_norm = self.optimizer_step(loss)
             updates.append(stats)
-            if it == 0:  # H once: the bonus's own, detached, when it exists
+            if it == 0:
                 first = {**stats, "loss": loss.detach(), "grad_norm": grad_norm}
                 entropy = H.detach() if H is not None else entropy_from_logits(
                     logits.detach(), tau)  # [B, T]
