@@ -19,7 +19,9 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Llama
 
 CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
 BUILTIN = {"tiny": CHECKPOINTS / "tiny-addition",
-           "tiny-babble": CHECKPOINTS / "tiny-babble"}  # scripts/make_babble_checkpoint.py
+           "tiny-babble": CHECKPOINTS / "tiny-babble",  # scripts/make_babble_checkpoint.py
+           "tiny-think": CHECKPOINTS / "tiny-think",  # scripts/make_scratchpad_checkpoint.py
+           "tiny-direct": CHECKPOINTS / "tiny-direct"}
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
 
 

@@ -11,6 +11,7 @@ dataset columns (``prompts``, ``answer``, ...); take what you need and swallow t
 
 from __future__ import annotations
 
+from labkit.rewards.reasoning import REASONING_REWARDS
 from labkit.tasks.arithmetic import parse_int
 from labkit.tasks.ramble import leading_int
 
@@ -76,6 +77,7 @@ def leading_match(completions: list[str], answer: list[str], **kwargs) -> list[f
 
 
 REWARDS = {"exact_match": exact_match, "digit_partial": digit_partial,
-           "length_target": length_target, "leading_match": leading_match}
+           "length_target": length_target, "leading_match": leading_match,
+           **REASONING_REWARDS}  # answer_match, think_format, language_consistency
 
 

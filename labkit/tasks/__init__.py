@@ -6,6 +6,7 @@ offline. ``get_task(name)`` returns a :class:`Task`.
   base        the ``Task`` protocol: what a verifiable task gives the trainer and the rewards
   arithmetic  ``Addition``: two n-digit numbers, ``"07+35="`` -> ``"42"``
   ramble      ``AdditionRamble``: addition graded on the leading integer (room for length)
+  scratchpad  ``Scratchpad``: three 2-digit numbers, ``<think>`` partial sums then ``<answer>``
   prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
   hub         ``from_dataset`` (any prompt/answer dataset through ``datasets``), ``gsm8k``
               (needs the hub or a local file in its schema; answers checked with math-verify)
@@ -16,9 +17,11 @@ from labkit.tasks.base import Task
 from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
 from labkit.tasks.ramble import AdditionRamble
+from labkit.tasks.scratchpad import Scratchpad
 
 TASKS = {"addition": Addition, "short_prompts": ShortPrompts,
-         "addition_ramble": AdditionRamble, "gsm8k": gsm8k}
+         "addition_ramble": AdditionRamble, "gsm8k": gsm8k,
+         "scratchpad": Scratchpad}
 
 
 def get_task(name: str = "addition", **kwargs) -> Task:
@@ -35,5 +38,5 @@ def get_task(name: str = "addition", **kwargs) -> Task:
     return TASKS[name](**kwargs)
 
 
-__all__ = ["TASKS", "Addition", "AdditionRamble", "DatasetTask", "Task", "from_dataset", "get_task",
+__all__ = ["TASKS", "Addition", "AdditionRamble", "DatasetTask", "Scratchpad", "Task", "from_dataset", "get_task",
            "gsm8k"]
