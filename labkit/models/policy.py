@@ -19,7 +19,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Llama
 
 CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
 BUILTIN = {"tiny": CHECKPOINTS / "tiny-addition",
-           "tiny-babble": CHECKPOINTS / "tiny-babble"}  # scripts/make_babble_checkpoint.py
+           "tiny-babble": CHECKPOINTS / "tiny-babble",  # scripts/make_babble_checkpoint.py
+           "tiny-tools": CHECKPOINTS / "tiny-tools"}  # scripts/make_tools_checkpoint.py
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
 
 
