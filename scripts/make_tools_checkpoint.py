@@ -3,15 +3,19 @@ start, taught by a short SFT the text protocol of labkit's toy environments (``l
 
 Traces (no RL): calculator prompts of three levels (1-digit addition, 2-digit addition, 2-digit
 multiplication), half answered directly (the right answer; on multiplication one the model
-cannot learn), half calling the tool and copying its answer, ``"[37*48=1776]1776"``; and
+cannot learn), half calling the tool and stopping, which submits its answer, ``"[37*48=1776]"``;
+and
 guessing-game episodes whose every guess is uniform in the interval the hints leave. So the
 cold start calls the tool about half the time whatever the difficulty, and guesses at random
 inside the interval: RL has to learn when to call and how to search.
 The SFT loss is masked as the RL loss is: the tool's answers (``1776]``, ``<]``) are context,
-not targets (``BracketProtocol.writers``); a first try without the mask (600 steps) left the
-policy unable to copy the tool's answer (0 of 128 hard prompts right).
+not targets (``BracketProtocol.writers``). Earlier tries had the policy copy the tool's answer
+after it (``"[37*48=1776]1776"``): without the mask (600 steps) 0 of 32 hard held-out prompts
+came out right, with it (1500 steps) 3 %, and GRPO then dropped the tool (call rate 0.47 ->
+0.02 in 200 steps): a call that costs and rarely pays. Submitting the tool's answer by stopping
+removes the copy; what RL must learn is only whether to call.
 
-    python scripts/make_tools_checkpoint.py          # ~5 minutes on 2 shared cores
+    python scripts/make_tools_checkpoint.py          # ~10 minutes on 2 shared cores
 """
 
 import argparse

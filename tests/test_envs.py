@@ -109,7 +109,8 @@ def test_limits_truncate_and_mark_the_episode(policy):
 def test_calc_task_levels_and_verifier():
     t = CalcTask()
     assert {level(e.prompt) for e in t.heldout} == {"easy", "medium", "hard"}
-    assert t.verify("[3+4=7]7", "7") and not t.verify("[3+4=7]", "7")
+    assert t.verify("[3+4=7]7", "7") and t.verify("[3+4=7]", "7")  # stop: submit the result
+    assert not t.verify("[3+4=7]8", "7") and not t.verify("[3+4=", "7")
 
 
 def test_a_multiturn_step_masks_env_tokens_and_logs_tools_and_faults():

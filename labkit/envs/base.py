@@ -12,7 +12,8 @@ An environment is a plain class, as TRL 1.16's ``GRPOTrainer(environment_factory
 The tiny policy is character-level and has no chat template, so labkit's toy environments speak
 a compact text protocol (:class:`BracketProtocol`): the policy writes ``[`` + arguments + ``=``
 (``[37*48=``), the environment answers with the tool's result and ``]`` (``1776]``), and the
-policy goes on; an end-of-sequence token ends the episode. One protocol object maps text to a
+policy goes on: it answers, or stops at once to submit the tool's answer; an end-of-sequence
+token ends the episode. One protocol object maps text to a
 tool call and a result to text, so the same environment class runs in TRL, where the chat
 template's tool-call format does that job.
 
@@ -119,12 +120,17 @@ class BracketProtocol:
         return text + self.close
 
     def answer(self, completion: str) -> str:
-        """The episode's final answer: the text after the last tool result.
+        """The episode's final answer: the text after the last tool result, or, when the
+        policy stops right after a result, that result (it submits the tool's answer).
 
-        >>> BracketProtocol().answer("[37*48=1776]1776")
-        '1776'
+        >>> p = BracketProtocol()
+        >>> p.answer("[37*48=1776]1775"), p.answer("[37*48=1776]"), p.answer("42")
+        ('1775', '1776', '42')
         """
-        return completion.rsplit(self.close, 1)[-1]
+        head, _, tail = completion.rpartition(self.close)
+        if tail or not head:
+            return tail
+        return head.rsplit(self.call_end, 1)[-1]
 
     def writers(self, episode: str) -> list[int]:
         """1 per character the policy wrote, 0 per character of a tool's answer (from the call

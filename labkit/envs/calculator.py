@@ -7,7 +7,8 @@ Prompts come in three levels of difficulty (:class:`CalcTask`):
 - ``hard``: 2-digit multiplication ``"37*48="`` (out of reach of a 0.9 M-parameter char model).
 
 The policy may answer directly (``"1776"``) or call the tool (``"[37*48="``), read its answer
-(``"1776]"``, written by the environment) and then answer (``"1776"``). :func:`tool_reward`
+(``"1776]"``, written by the environment) and stop, which submits the tool's answer (or write
+an answer of its own after it). :func:`tool_reward`
 pays 1 for the right final answer and charges ``TOOL_COST`` per call, so a call is worth it
 only where the policy's own answer is unreliable: RL should learn *when* to call.
 """
@@ -21,7 +22,7 @@ from labkit.envs.base import BracketProtocol
 from labkit.tasks.arithmetic import parse_int
 from labkit.tasks.base import Example, Task
 
-TOOL_COST = 0.2
+TOOL_COST = 0.3
 """Reward charged per tool call by :func:`tool_reward` (a call must earn its keep)."""
 LEVELS = ("easy", "medium", "hard")
 _EXPR = re.compile(r"\d{1,4}([+*-]\d{1,4}){1,3}")
@@ -66,7 +67,7 @@ class CalcTask(Task):
 
     >>> t = CalcTask(); sorted({level(e.prompt) for e in t.train})
     ['easy', 'hard', 'medium']
-    >>> t.verify("[37*48=1776]1776", "1776"), t.verify("1775", "1776")
+    >>> t.verify("[37*48=1776]", "1776"), t.verify("[37*48=1776]1775", "1776")
     (True, False)
     """
 
@@ -95,15 +96,15 @@ class CalcTask(Task):
 
     @property
     def max_answer_chars(self) -> int:
-        return 20  # "[37*48=1776]1776" + eos
+        return 13  # "[37*48=1776]" + eos
 
 
 def tool_reward(completions: list[str], answer: list[str], **kwargs) -> list[float]:
     """r = 1[final answer correct] - TOOL_COST x (tool calls), TRL's reward signature; the
-    final answer is the text after the last tool result.
+    final answer is ``BracketProtocol.answer`` (the tool's when the policy stops after it).
 
-    >>> tool_reward(["7", "[3+4=7]7", "[37*48=1776]1776", "1776"], answer=["7", "7", "1776", "9"])
-    [1.0, 0.8, 0.8, 0.0]
+    >>> tool_reward(["7", "[3+4=7]", "[37*48=1776]1775", "1776"], answer=["7", "7", "1776", "9"])
+    [1.0, 0.7, -0.3, 0.0]
     """
     p = CalcTask.protocol
     return [float(parse_int(p.answer(c)) == int(a)) - TOOL_COST * c.count(p.close)
@@ -111,9 +112,10 @@ def tool_reward(completions: list[str], answer: list[str], **kwargs) -> list[flo
 
 
 def calc_traces(task: CalcTask, n: int, tool_frac: float, seed: int) -> list[tuple[str, str]]:
-    """Cold-start (prompt, target) pairs: a fraction ``tool_frac`` call the tool and copy its
-    answer, the rest answer directly (the right answer; on hard prompts a guess the model
-    cannot learn). Targets include the tool's answer (see scripts/make_tools_checkpoint.py).
+    """Cold-start (prompt, target) pairs: a fraction ``tool_frac`` call the tool and stop (the
+    tool's answer is submitted), the rest answer directly (the right answer; on hard prompts
+    one the model cannot learn). Targets include the tool's answer, masked in the SFT loss
+    (scripts/make_tools_checkpoint.py).
 
     >>> calc_traces(CalcTask(), 2, 1.0, 0)[0][1].count("[")
     1
@@ -122,5 +124,5 @@ def calc_traces(task: CalcTask, n: int, tool_frac: float, seed: int) -> list[tup
     pairs = []
     for e in task.sample_prompts(n, rng):
         direct = rng.random() >= tool_frac
-        pairs.append((e.prompt, e.answer if direct else f"[{e.prompt}{e.answer}]{e.answer}"))
+        pairs.append((e.prompt, e.answer if direct else f"[{e.prompt}{e.answer}]"))
     return pairs
