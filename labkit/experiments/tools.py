@@ -21,9 +21,11 @@ from labkit.envs.calculator import LEVELS, level
 from labkit.envs.guess import MAX_GUESSES
 from labkit.models.episode import episodes
 
-CLAIM = ("Multi-turn GRPO with the environment's tokens masked raises the calculator "
-         "policy's accuracy, its tool-call rate tracks the prompt's difficulty, and the "
-         "guessing game's turns per episode fall.")
+CLAIM = ("RL on multi-turn episodes, with the tool's tokens masked out of the loss (Search-R1, "
+         "arXiv 2503.09516, 'retrieved token masking'; ReTool, arXiv 2504.11536; TRL 1.16 "
+         "env_mask), teaches a policy when to call a tool and raises its accuracy. On the toy: "
+         "GRPO raises the calculator policy's accuracy, its tool-call rate comes to track the "
+         "prompt's difficulty, and the guessing game's turns per episode fall.")
 
 MAX_TURNS = {"calculator": 2, "guess": MAX_GUESSES + 1}
 """Policy turns per episode: one call and an answer; the guesses and one more turn to stop."""
