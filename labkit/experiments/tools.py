@@ -81,7 +81,7 @@ def trainer(env: str, seed: int = 0, **overrides) -> MultiTurnGRPOTrainer:
                                 task=task_cls(), track_kl=False, **{**kw, **overrides})
 
 
-STEPS = {"calculator": 300, "guess": 200}
+STEPS = {"calculator": 150, "guess": 150}
 """Full-mode GRPO steps per environment (a guessing-game step runs up to 7 policy turns)."""
 
 
@@ -90,7 +90,7 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None, n: int | No
     """Probe, train, probe again, for each environment: the calculator (``tool_reward``: answer
     right minus 0.3 per call) and the guessing game (``GuessNumber.get_reward``).
 
-    Full: ``STEPS`` (300 and 200), probes of 768 (calculator) and 384 (guess) held-out
+    Full: ``STEPS`` (150 each), probes of 768 (calculator) and 384 (guess) held-out
     episodes. Fast: 10 steps each, probes of 48. Returns ``{"calculator": {"before",
     "after"}, "guess": {...}, "runs": {env: RunLog}, "config": dict}``.
     """
