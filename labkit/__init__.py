@@ -79,6 +79,13 @@ from labkit.runs.diagnose import diagnose
 
 __all__ += ["RewardRunner", "code_reward", "code_tests", "diagnose", "reward_bench", "run_code"]
 
+# issue 16: multi-turn and tool environments (TRL's environment_factory shape)
+from labkit import envs
+from labkit.algos.config import MultiTurnConfig
+from labkit.algos.multiturn import MultiTurnGRPOTrainer
+
+__all__ += ["MultiTurnConfig", "MultiTurnGRPOTrainer", "envs"]
+
 
 def __getattr__(name: str):
     if name == "widgets":  # lazy: ipywidgets and anywidget only when a widget is wanted

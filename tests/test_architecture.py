@@ -8,7 +8,7 @@ import labkit
 
 ROOT = pathlib.Path(labkit.__file__).parent
 # lower number = lower layer; a package may import its own modules and lower layers only
-RANK = {"core": 0, "tasks": 1, "utils": 1, "testing": 1, "models": 2, "rewards": 2,
+RANK = {"core": 0, "tasks": 1, "utils": 1, "testing": 1, "models": 2, "rewards": 2, "envs": 2,
         "classic": 2, "runs": 3, "algos": 4, "experiments": 5, "integrations": 5, "plots": 6,
         "widgets": 7, "cli": 8, "__main__": 9, "__init__": 9}
 

@@ -374,3 +374,24 @@ class SFTConfig(PairsConfig):
     """Optimisation steps of the run."""
     save_steps: int = 50
     """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
+
+
+@dataclass
+class MultiTurnConfig(GRPOConfig):
+    """GRPO on multi-turn episodes with an environment (``labkit.algos.multiturn``)."""
+
+    max_turns: int = 4
+    """Policy turns per episode at most; an episode still calling after them is truncated."""
+    tool_timeout: float = 1.0
+    """Seconds a tool call may take; past it the call is a failure ("timeout") and the episode goes on."""
+    max_completion_length: int | None = 32
+    """Tokens per episode at most, the policy's and the environment's together."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        at_least(self, 1, "max_turns")
+        require(self.tool_timeout > 0, f"tool_timeout={self.tool_timeout}: use seconds > 0")
+        require(not self.dynamic_sampling, "dynamic_sampling=True is not supported with "
+                "multi-turn episodes; set it to False")
+        require(self.max_completion_length is not None, "max_completion_length=None: episodes "
+                "need a token limit; set a number (policy and environment tokens together)")

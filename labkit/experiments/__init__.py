@@ -14,4 +14,5 @@
   ppo_seed          PPO as the seed writes it: entropy term, KL clamp, value clipping (lab 79)
   off_policy        GRPO vs GSPO vs CISPO under off-policy stress (lab 80)
   v32_tricks        DeepSeek-V3.2's off-policy sequence masking and keep-sampling-mask (lab 81)
+  tools             multi-turn GRPO: a calculator tool and a guessing game, env tokens masked (lab 60)
 """

@@ -20,6 +20,7 @@ import pathlib
 
 from labkit.algos.config import GRPOConfig
 from labkit.integrations.trl_bridge import trl_kwargs
+from labkit.integrations.trl_env import env_script_text
 
 # resolve_model, resolve_reward, reward_code live in trl_script and are re-exported: scripts
 # exported before the split import resolve_model from here
@@ -94,13 +95,22 @@ class Export:
 
 def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task="addition",
                reward_funcs=("digit_partial",), num_gpus: int = 8, deepspeed: str = "none",
-               vllm: str = "off") -> Export:
+               vllm: str = "off", env: str | None = None, max_turns: int = 2) -> Export:
     """Write a standalone TRL GRPO run of ``config`` to the folder ``out`` (see module doc).
 
     The per-device batch is prompts_per_step x num_generations / training processes, so one
-    TRL step trains on what one labkit step does.
+    TRL step trains on what one labkit step does. ``env`` (a name of ``labkit.envs.ENVS``):
+    the script passes that environment class to TRL, as ``environment_factory`` for a chat
+    model, else through labkit's episode loop as ``rollout_func`` (``trl_env``); ``task`` is
+    then the environment's.
     """
+    from labkit.envs import ENVS
     from labkit.tasks import get_task
+
+    if env is not None and env not in ENVS:
+        raise ValueError(f"env={env!r}: use one of {sorted(ENVS)}")
+    if env is not None:
+        task = ENVS[env][1]()
 
     if vllm not in VLLM:
         raise ValueError(f"vllm={vllm!r}: use one of {VLLM}")
@@ -119,7 +129,9 @@ def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task=
     with open(folder / "data" / "train.jsonl", "w") as f:
         f.writelines(json.dumps({"prompt": e.prompt, "answer": e.answer}) + "\n"
                      for e in task.train)
-    files = {"train_grpo.py": script_text(kw, model, task.name, reward_funcs),
+    script = (script_text(kw, model, task.name, reward_funcs) if env is None else
+              env_script_text(kw, model, env, reward_funcs, max_turns))
+    files = {"train_grpo.py": script,
              "accelerate.yaml": accelerate_config(procs if num_gpus else 0, deepspeed),
              "launch.sh": launch_script(model, num_gpus, vllm)}
     for name, text in files.items():
@@ -144,6 +156,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--num-gpus", type=int, default=8, help="0 writes a CPU config")
     p.add_argument("--deepspeed", choices=DEEPSPEED, default="none")
     p.add_argument("--vllm", choices=VLLM, default="off")
+    p.add_argument("--env", default=None, help="a labkit environment (calculator, guess): "
+                   "TRL gets the same class (environment_factory, or rollout_func + env_mask)")
+    p.add_argument("--max-turns", type=int, default=2, help="policy turns per episode (--env)")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                    help="GRPOConfig fields, e.g. --set num_generations=8 beta=0.04")
     p.set_defaults(func=run)
@@ -164,7 +179,7 @@ def run(args) -> int:
     ex = export_trl(args.out, GRPOConfig(**values), args.model or base.get("model", "tiny"),
                     args.task or base.get("task", "addition"),
                     args.reward or base.get("reward_funcs", ["digit_partial"]),
-                    args.num_gpus, args.deepspeed, args.vllm)
+                    args.num_gpus, args.deepspeed, args.vllm, args.env, args.max_turns)
     print(f"wrote {ex.script}, {ex.accelerate_config}, {ex.launch}")
     print(f"run: bash {ex.launch}   (or: cd {ex.folder} && accelerate launch "
           "--config_file accelerate.yaml train_grpo.py)")

@@ -21,7 +21,8 @@ CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
 BUILTIN = {"tiny": CHECKPOINTS / "tiny-addition",
            "tiny-babble": CHECKPOINTS / "tiny-babble",  # scripts/make_babble_checkpoint.py
            "tiny-think": CHECKPOINTS / "tiny-think",  # scripts/make_scratchpad_checkpoint.py
-           "tiny-direct": CHECKPOINTS / "tiny-direct"}
+           "tiny-direct": CHECKPOINTS / "tiny-direct",
+           "tiny-tools": CHECKPOINTS / "tiny-tools"}  # scripts/make_tools_checkpoint.py
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
 
 

@@ -43,6 +43,13 @@ class Rollout:
     token_rewards: torch.Tensor | None = None  # [B, T] PPO: r_t = -beta KL_t (+ score at eos)
     info: dict = field(default_factory=dict)  # scalars of how it was collected
     sample_logp: torch.Tensor | None = None  # [B, T] log pi of each token as it was sampled
+    # multi-turn episodes (labkit.models.episode); None / empty for single-turn rollouts
+    env_mask: torch.Tensor | None = None  # [B, T] 1 = the policy wrote it, 0 = the environment
+    turn_ends: list | None = None  # [B] lists: token index after each policy turn
+    turn_rewards: list | None = None  # [B] lists: reward credited to each turn
+    tool_calls: torch.Tensor | None = None  # [B] tool calls in the episode
+    tool_failures: list | None = None  # [B] lists: each failed call's fault ("timeout", ...)
+    cut: list | None = None  # [B] "" or why the episode was truncated ("tokens", "turns")
 
     @property
     def lengths(self) -> torch.Tensor:  # [B] completion tokens, eos included
@@ -123,19 +130,22 @@ def stop_check(device: torch.device, t: int) -> bool:
 def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad_id: int,
            temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
            generator: torch.Generator | None = None, keep: list | None = None,
-           keep_logp: list | None = None):
+           keep_logp: list | None = None, stop_ids: list[int] | None = None):
     """Sample up to ``max_new_tokens`` per row: ``(completion_ids [B, T], mask [B, T], truncated [B])``.
 
     ``temperature=0`` is greedy decoding. Rows stop at ``eos_id``; later positions are ``pad_id``.
     ``keep``: a list that receives, per step, the [B, V] bool mask of tokens top-k/top-p allowed.
     ``keep_logp``: a list that receives, per step, log pi_sample(token) [B] as sampled (fp32 of
     the filtered, tempered distribution; under autocast, of the low-precision logits).
+    ``stop_ids``: more tokens that end a row, as eos does (a tool call's last token in a
+    multi-turn episode, :mod:`labkit.models.episode`); ``truncated`` is then "no stop token".
     """
     B, dev = prompt_ids.shape[0], prompt_ids.device
     attn = prompt_mask.clone()  # [B, P]
     past, logits, _ = prompt_forward(model, prompt_ids, prompt_mask)  # each prompt once
     nxt = attn.sum(-1)  # [B] position of the first new token (left padding ignored)
     done = torch.zeros(B, dtype=torch.bool, device=dev)
+    stops = torch.tensor([eos_id, *(stop_ids or [])], device=dev)  # [S]
     ids, mask = [], []
     for t in range(max_new_tokens):
         if temperature == 0:
@@ -149,7 +159,7 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
                 keep_logp.append(probs.gather(-1, tok[:, None]).squeeze(-1).log())  # [B]
         ids.append(torch.where(done, torch.full_like(tok, pad_id), tok))
         mask.append(~done)
-        done = done | (tok == eos_id)
+        done = done | torch.isin(tok, stops)
         if t == max_new_tokens - 1 or (stop_check(dev, t) and done.all()):
             break
         attn = torch.cat([attn, attn.new_ones(B, 1)], dim=1)  # [B, P+t+1]

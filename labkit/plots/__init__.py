@@ -12,6 +12,7 @@
   classic      the classic labs: value heatmaps with greedy arrows, learning and error curves
   clipping, dr_grpo, dapo, entropy_kl, off_policy, passk, pg_variance
                the figures of the experiment of the same name (labkit.experiments)
+  tools        lab 60: who wrote each token of an episode and its weight; call rate per level
 """
 
 from labkit.plots import (  # noqa: F401

@@ -27,6 +27,9 @@ PANELS = [
     ("entropy, truncation", [("entropy", "entropy"), ("len/truncated_frac", "truncated")]),
 ]
 ROWS, COLS = 2, 3
+TOOL_TRACES = [(0, "reward/per_turn", "reward per turn"), (2, "turns/mean", "turns"),
+               (5, "tools/call_rate", "tool calls"), (5, "tools/failure_rate", "tool failures")]
+"""Multi-turn runs (``labkit.algos.multiturn``): traces shown when the log has the key."""
 
 
 def reward_keys(rows: list[dict]) -> list[str]:
@@ -46,7 +49,8 @@ def reward_keys(rows: list[dict]) -> list[str]:
 def trace_keys(rows: list[dict]) -> list[tuple[int, str, str]]:
     """(panel index, metric key, trace name) of every trace, in the figure's order."""
     out = [(p, key, name) for p, (_, traces) in enumerate(PANELS) for key, name in traces]
-    return out + [(0, k, k.split("/")[1]) for k in reward_keys(rows)]
+    tools = [t for t in TOOL_TRACES if rows and t[1] in rows[0]]  # before rewards: swaps append
+    return out + tools + [(0, k, k.split("/")[1]) for k in reward_keys(rows)]
 
 
 def _num(v):

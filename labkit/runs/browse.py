@@ -22,6 +22,18 @@ from labkit.runs.log import FILES, runs_root
 SHOWN = ["step", "group", "sample", "prompt", "completion", "reward", "correct", "truncated",
          "length", "advantage"]
 """The columns of a page (plus every ``rewards/<fn>``)."""
+EPISODE = ["episode", "turns", "tool_calls", "tool_failures", "cut"]
+"""Multi-turn runs (``labkit.algos.multiturn``): the whole episode, the environment's text in
+« », and its turns, tool calls, faults and the limit that cut it."""
+
+
+def episode_text(segments) -> str:
+    """An episode's [text, writer] runs as one string, the environment's text in « ».
+
+    >>> episode_text([["[37*48=", "policy"], ["1776]", "env"], ["1776", "policy"]])
+    '[37*48=«1776]»1776'
+    """
+    return "".join(t if w == "policy" else f"«{t}»" for t, w in segments)
 
 
 def run_dir(run) -> pathlib.Path:
@@ -103,7 +115,11 @@ class CompletionIndex:
                     if len(got) == size:
                         break
         frame = pd.DataFrame(got)
-        cols = [c for c in SHOWN if c in frame] + [c for c in frame if c.startswith("rewards/")]
+        if "episode" in frame:
+            frame["episode"] = [episode_text(e) if isinstance(e, list) else e
+                                for e in frame["episode"]]
+        cols = [c for c in SHOWN + EPISODE if c in frame] + [
+            c for c in frame if c.startswith("rewards/")]
         return frame[cols] if len(frame) else frame, i
 
     def tokens(self, step: int, sample: int):

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from itables.widget import ITable
 
 from labkit.plots.run_step import token_heatmap
+from labkit.plots.tools import episode_tokens
 from labkit.runs.browse import CompletionIndex
 
 _ANY = {"any": None, "yes": True, "no": False}
@@ -113,5 +114,8 @@ class CompletionBrowser(W.VBox):
             self.tokens.children = [W.HTML(f"step {step}, completion {sample}: no per-token "
                                            "record (only the first `diagnostics` completions "
                                            "of a step have one)")]
+        elif "env_mask" in run.tokens:  # a multi-turn episode: who wrote each token too
+            self.tokens.children = [go.FigureWidget(episode_tokens(run, step, sample)),
+                                    go.FigureWidget(token_heatmap(run, step, sample))]
         else:
             self.tokens.children = [go.FigureWidget(token_heatmap(run, step, sample))]

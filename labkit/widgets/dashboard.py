@@ -73,9 +73,9 @@ class LiveFigure:
             rows, events = list(self.log.records["metrics"]), list(self.log.records["events"])
         with self._lock:
             keys = trace_keys(rows)
-            for _, _, name in keys[len(self.fig.data):]:  # a reward function was swapped in
+            for p, _, name in keys[len(self.fig.data):]:  # a reward swapped in, tool metrics
                 self.fig.add_scatter(x=[], y=[], name=name, mode="lines", line={"dash": "dot"},
-                                     row=1, col=1)
+                                     row=p // 3 + 1, col=p % 3 + 1)
             shapes, notes = event_shapes(events)
             with self.fig.batch_update():
                 for trace, (x, y) in zip(self.fig.data, live_series(rows)):
