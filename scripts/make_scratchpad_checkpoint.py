@@ -29,7 +29,7 @@ from labkit.models.policy import BUILTIN, tiny_policy
 from labkit.models.rollout import rollout
 from labkit.tasks.scratchpad import NOTATIONS, Scratchpad, notation_of, parse, target
 
-MAX_LEN = 64  # the longest target is 52 characters + eos
+MAX_LEN = 64  # the longest target, 9+9+9+9+9, is 64 characters (its eos is cut: still verified)
 
 
 def cold_start_pairs(task, mode: str, seed: int) -> list[tuple[str, str]]:
