@@ -2,6 +2,8 @@
 and the direction the fixed-seed fast run showed."""
 
 import pandas as pd
+import pytest
+import torch
 
 from labkit.algos.config import GRPOConfig
 from labkit.experiments import rft
@@ -22,3 +24,19 @@ def test_verdict_reads_the_table():
     assert v[0].startswith("REPRODUCED: offline RFT beats the cold start")
     assert v[1].startswith("NOT REPRODUCED: online RFT beats offline RFT")  # +0.02
     assert v[2].startswith("REPRODUCED: GRPO beats online RFT")
+
+
+@pytest.mark.slow
+def test_fast_run_directions(runs):
+    torch.set_num_threads(1)
+    res = rft.run(fast=True, seed=0, progress=False)  # 3 methods x 4 steps, 64 held-out
+    t = res["table"]
+    # measured (seed 0, tiny-think, 4 steps, 64 held-out prompts at T=1): accuracy cold 0.391,
+    # GRPO 0.484, online RFT 0.438, offline RFT 0.375; think rate 0.406 -> 0.703 (GRPO),
+    # 0.719 (online RFT), 0.469 (offline RFT). Within noise at 64 prompts except the think rate.
+    assert t.loc["GRPO", "held-out accuracy"] > t.loc["cold start", "held-out accuracy"]
+    for m in ("GRPO", "Online RFT"):
+        assert t.loc[m, "think rate"] > t.loc["cold start", "think rate"] + 0.15
+    assert (t.loc[["GRPO", "Online RFT", "Offline RFT"], "samples spent"] == 4 * 64).all()
+    c = res["curves"]
+    assert set(c["step"]) == {0, 4} and (c[c.method == "Offline RFT"]["samples spent"] == 256).all()

@@ -44,7 +44,7 @@ CLAIM = (
     "the SFT model), and GRPO beats online RFT: its advantages also push down wrong answers."
 )
 COLD = "tiny-think"
-SETUP = {"reward_funcs": ["answer_match"], "learning_rate": 5e-4, "num_iterations": 1,
+SETUP = {"reward_funcs": ["answer_match"], "learning_rate": 3e-4, "num_iterations": 1,
          "num_generations": 4, "prompts_per_step": 16, "beta": 0.0,
          "max_completion_length": 64}
 """Shared by the three methods (and by lab 93's RL stages)."""
@@ -110,12 +110,12 @@ def train_method(name: str, steps: int, seed: int, n_eval: int, eval_every: int,
 def run(fast: bool = False, seed: int = 0, steps: int | None = None, methods=None,
         heldout: int | None = None, eval_every: int | None = None, model=COLD,
         progress: bool = True) -> dict:
-    """Each method of ``METHODS`` from the cold start (full 80 steps, fast 4), probed on
+    """Each method of ``METHODS`` from the cold start (full 60 steps, fast 4), probed on
     held-out prompts every ``eval_every`` steps. Returns ``{"runs": {name: RunLog},
     "curves": DataFrame, "table": DataFrame, "config": dict}``."""
-    steps = steps or (4 if fast else 80)
+    steps = steps or (4 if fast else 60)
     n_eval = heldout or (64 if fast else 400)
-    eval_every = eval_every or (steps if fast else 10)
+    eval_every = eval_every or (steps if fast else 15)
     runs, curves, rows = {}, [], []
     for name in methods or METHODS:
         trainer, curve, secs = train_method(name, steps, seed, n_eval, eval_every, model,
