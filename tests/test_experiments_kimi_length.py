@@ -7,7 +7,7 @@ from labkit.experiments import kimi_length
 
 
 def test_plain_length_and_verdict():
-    assert kimi_length.plain_length(["x" * 32]) == [-0.5]
+    assert kimi_length.plain_length(["x" * 18]) == [-0.25]
     t = pd.DataFrame({"accuracy": [0.3, 0.5, 0.47, 0.2], "length correct": [40, 40, 30, 20],
                       "think": [0.5, 0.6, 0.3, 0.0]},
                      index=["cold start", "acc", "acc + kimi", "acc + plain"])

@@ -4,7 +4,9 @@ showed."""
 
 import pandas as pd
 import pytest
+import torch
 
+import labkit as lk
 from labkit.experiments import r1_zero
 
 THINK = "<think>3+5=8 8+8=16</think><answer>16</answer>"
@@ -42,3 +44,16 @@ def test_verdict_reads_the_numbers():
     assert "\nREPRODUCED (aha)" in r1_zero.verdict({"table": table()})
     assert "NOT REPRODUCED (aha)" in r1_zero.verdict({"table": table(length=(45.0, 30.0))})
     assert "NOT REPRODUCED (aha)" in r1_zero.verdict({"table": table(acc=(0.4, 0.3))})
+
+
+@pytest.mark.slow
+def test_rl_from_the_thinking_cold_start_thinks_more_and_longer(runs):
+    torch.set_num_threads(1)
+    before = r1_zero.heldout(*lk.load_policy("tiny-think"), n=100)
+    trainer, _ = r1_zero.train("think + format", "tiny-think", ["answer_match", "think_format"],
+                               [1.0, r1_zero.W_FORMAT], 8)
+    after = r1_zero.heldout(trainer.model, trainer.tokenizer, n=100)
+    # measured (seed 0, 8 steps, 100 held-out prompts, T=1): think rate 0.49 -> 0.92, length
+    # 42.0 -> 60.1 chars; accuracy 0.49 -> 0.40 (down this early, so not asserted up; see lab 90)
+    assert after["think"] > before["think"] + 0.2
+    assert after["length"] > before["length"] + 5

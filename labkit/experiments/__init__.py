@@ -14,4 +14,7 @@
   ppo_seed          PPO as the seed writes it: entropy term, KL clamp, value clipping (lab 79)
   off_policy        GRPO vs GSPO vs CISPO under off-policy stress (lab 80)
   v32_tricks        DeepSeek-V3.2's off-policy sequence masking and keep-sampling-mask (lab 81)
+  r1_zero           R1-Zero at toy scale: accuracy, thinking and length under RL (lab 90)
+  language          R1's language-consistency reward against mixed notations (lab 91)
+  kimi_length       Kimi k1.5's length penalty, a plain one and long2short DPO (lab 92)
 """

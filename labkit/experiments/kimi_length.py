@@ -46,8 +46,8 @@ MARGIN = 0.05
 def plain_length(completions: list[str], **kwargs) -> list[float]:
     """A plain length penalty: -len / L_max (characters), correct or not.
 
-    >>> plain_length(["x" * 16, ""])
-    [-0.25, 0.0]
+    >>> plain_length(["x" * 36, ""])
+    [-0.5, 0.0]
     """
     return [-len(c) / SETUP["max_completion_length"] for c in completions]
 
@@ -76,10 +76,10 @@ def long2short_pairs(n_prompts: int, seed: int = 0, G: int = 8) -> list[dict]:
 
 def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int | None = None,
         progress: bool = True) -> dict:
-    """The GRPO ``VARIANTS`` and DPO long2short (full 120 steps, fast 8). Returns
+    """The GRPO ``VARIANTS`` and DPO long2short (full 60 steps, fast 8). Returns
     ``{"runs", "table", "config"}``; the table is held-out, T = 1."""
     torch.set_num_threads(1)
-    steps, n_eval = steps or (8 if fast else 120), n_eval or (100 if fast else 500)
+    steps, n_eval = steps or (8 if fast else 60), n_eval or (100 if fast else 300)
     rows = [{"run": "cold start", **heldout(*load_policy("tiny-think"), n=n_eval, seed=seed)}]
     runs = {}
     for name, (funcs, weights) in VARIANTS.items():

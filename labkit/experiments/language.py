@@ -39,10 +39,10 @@ MARGIN = 0.05
 
 def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int | None = None,
         progress: bool = True) -> dict:
-    """Both ``VARIANTS`` from ``tiny-think`` (full 120 steps, fast 8), held-out stats before
+    """Both ``VARIANTS`` from ``tiny-think`` (full 60 steps, fast 8), held-out stats before
     and after. Returns ``{"runs", "table", "config"}``."""
     torch.set_num_threads(1)
-    steps, n_eval = steps or (8 if fast else 120), n_eval or (100 if fast else 500)
+    steps, n_eval = steps or (8 if fast else 60), n_eval or (100 if fast else 300)
     before = heldout(*load_policy("tiny-think"), n=n_eval, seed=seed)
     runs, rows = {}, []
     for name, weights in VARIANTS.items():
