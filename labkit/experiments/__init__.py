@@ -5,6 +5,7 @@
   kl_table          Schulman's KL table by Monte Carlo; KL in the reward vs as a loss (lab 10)
   why_not_learning  a healthy run against two faulty ones, named by the run doctor (lab 45)
   gpu, precision    the GPU lab's presets and CPU stand-in; log-prob error per precision (lab 51)
+  tools             multi-turn GRPO: a calculator tool and a guessing game, env tokens masked (lab 60)
   clipping          clip fraction over mu x epsilon, clipped tokens (lab 73)
   pg_variance       REINFORCE, baselines, RLOO, GRPO, PPO: gradient variance and training (lab 74)
   passk             pass@k and maj@k before and after RL (lab 75)
@@ -14,5 +15,9 @@
   ppo_seed          PPO as the seed writes it: entropy term, KL clamp, value clipping (lab 79)
   off_policy        GRPO vs GSPO vs CISPO under off-policy stress (lab 80)
   v32_tricks        DeepSeek-V3.2's off-policy sequence masking and keep-sampling-mask (lab 81)
-  tools             multi-turn GRPO: a calculator tool and a guessing game, env tokens masked (lab 60)
+  r1_zero           R1-Zero at toy scale: accuracy, thinking and length under RL (lab 90)
+  language          R1's language-consistency reward against mixed notations (lab 91)
+  kimi_length       Kimi k1.5's length penalty, a plain one and long2short DPO (lab 92)
+  r1_pipeline       R1's stages: cold start, RL, rejection sampling, SFT, RL; distillation (lab 93)
+  rft               DeepSeekMath's offline RFT, online RFT and GRPO on equal samples (lab 94)
 """

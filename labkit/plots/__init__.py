@@ -10,7 +10,8 @@
   kl           the KL-estimator lab: k1/k2/k3 curves and gradients, KL in reward vs in loss
   kl_explorer  the KL explorer's numbers and figure: k1/k2/k3 sampled from q against exact KL
   classic      the classic labs: value heatmaps with greedy arrows, learning and error curves
-  clipping, dr_grpo, dapo, entropy_kl, off_policy, passk, pg_variance
+  clipping, dr_grpo, dapo, entropy_kl, off_policy, passk, pg_variance, r1_zero, language,
+  kimi_length, rft (rft: labs 93 and 94)
                the figures of the experiment of the same name (labkit.experiments)
   tools        lab 60: who wrote each token of an episode and its weight; call rate per level
 """

@@ -62,5 +62,37 @@ def language_consistency(completions: list[str], target: str = "digits",
     return out
 
 
+def kimi_length(completions: list[str], answer: list[str], prompts: list[str] | None = None,
+                **kwargs) -> list[float]:
+    """Kimi k1.5's length reward (arXiv 2501.12599, sec. 2.3.3), within each group of
+    completions sharing a prompt in this call:
+        lambda_i = 0.5 - (len_i - min_len) / (max_len - min_len)
+        reward_i = lambda_i if correct_i else min(0, lambda_i)
+    (len: characters); a group whose lengths are all equal gets 0. Without ``prompts`` the
+    whole call is one group.
+
+    >>> c = ["<answer>7</answer>", "<think>3+4=7</think><answer>7</answer>", "<answer>8</answer>"]
+    >>> kimi_length(c, answer=["7"] * 3, prompts=["3+4="] * 3)
+    [0.5, -0.5, 0.0]
+    >>> kimi_length(c[:1] * 2, answer=["7"] * 2)
+    [0.0, 0.0]
+    """
+    prompts = [""] * len(completions) if prompts is None else list(prompts)
+    ok = answer_match(completions, answer)
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(prompts):
+        groups.setdefault(p, []).append(i)
+    out = [0.0] * len(completions)
+    for idx in groups.values():
+        lens = [len(completions[i]) for i in idx]
+        lo, hi = min(lens), max(lens)
+        if hi == lo:
+            continue
+        for i, n in zip(idx, lens):
+            lam = 0.5 - (n - lo) / (hi - lo)
+            out[i] = lam if ok[i] else min(0.0, lam)
+    return out
+
+
 REASONING_REWARDS = {"answer_match": answer_match, "think_format": think_format,
-                     "language_consistency": language_consistency}
+                     "language_consistency": language_consistency, "kimi_length": kimi_length}
