@@ -221,6 +221,9 @@ class GRPOTrainer(Trainer):
     def prepare(self, r: Rollout) -> Rollout:
         """What the loss needs besides the policy: verifier, advantages, loss mask, pi_ref."""
         r.correct = group_correct(self.task, r.completions, r.examples, self.device)  # [B]
+        observe = getattr(self.task, "observe", None)  # a pass-rate sampler (tasks/curriculum)
+        if observe is not None:
+            observe(r.examples, r.correct)
         r.advantages = self.advantages(r.rewards)  # [B]
         mask = r.completion_mask.float()  # [B, T]
         if self.config.mask_truncated_completions:  # DAPO's overlong filtering

@@ -6,7 +6,8 @@ offline. ``get_task(name)`` returns a :class:`Task`.
   base        the ``Task`` protocol: what a verifiable task gives the trainer and the rewards
   arithmetic  ``Addition``: two n-digit numbers, ``"07+35="`` -> ``"42"``
   ramble      ``AdditionRamble``: addition graded on the leading integer (room for length)
-  scratchpad  ``Scratchpad``: three 2-digit numbers, ``<think>`` partial sums then ``<answer>``
+  scratchpad  ``Scratchpad``: five digits to add, ``<think>`` running sums then ``<answer>``
+  curriculum  ``PassRateSampler``: any task's prompts drawn by their running pass rate (Kimi k1.5)
   prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
   hub         ``from_dataset`` (any prompt/answer dataset through ``datasets``), ``gsm8k``
               (needs the hub or a local file in its schema; answers checked with math-verify)
@@ -14,6 +15,7 @@ offline. ``get_task(name)`` returns a :class:`Task`.
 
 from labkit.tasks.arithmetic import Addition
 from labkit.tasks.base import Task
+from labkit.tasks.curriculum import PassRateSampler
 from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
 from labkit.tasks.ramble import AdditionRamble
@@ -38,5 +40,5 @@ def get_task(name: str = "addition", **kwargs) -> Task:
     return TASKS[name](**kwargs)
 
 
-__all__ = ["TASKS", "Addition", "AdditionRamble", "DatasetTask", "Scratchpad", "Task", "from_dataset", "get_task",
+__all__ = ["TASKS", "Addition", "AdditionRamble", "DatasetTask", "PassRateSampler", "Scratchpad", "Task", "from_dataset", "get_task",
            "gsm8k"]

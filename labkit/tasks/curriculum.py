@@ -1,0 +1,82 @@
+"""Prioritized sampling by per-prompt pass rate (Kimi k1.5, arXiv 2501.12599, section 2.3.4).
+
+Kimi k1.5 tracks each problem's success rate s_i under the current policy and samples problems
+with probability proportional to 1 - s_i, so the ones the policy fails get more training. A
+second rule spends samples where GRPO learns at all: a group of G answers gives a gradient only
+when its rewards differ, with probability 1 - s^G - (1 - s)^G, largest near s = 1/2 (the
+Bernoulli variance s (1 - s) is the same shape). :class:`PassRateSampler` wraps any task:
+
+- ``weight="uniform"``: every prompt of the pool equally (the baseline);
+- ``weight="failure"``: w_i = 1 - s_i (Kimi's prioritized sampling);
+- ``weight="variance"``: w_i = s_i (1 - s_i) (GRPO's signal).
+
+s_i = (c_i + 1) / (n_i + 2) (Laplace's rule: an unseen prompt counts as 1/2) from the trainer's
+verifier results, which :class:`~labkit.algos.grpo.GRPOTrainer` reports after each step through
+``observe``. The pool is a fixed sample of ``pool`` train prompts, so each is seen several times
+in a short run (with 20,000 prompts and a few hundred draws, no pass rate is ever known).
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from labkit.core.options import SAMPLER_WEIGHTS, choose
+from labkit.tasks.base import Example, Task
+
+
+class PassRateSampler(Task):
+    """``PassRateSampler(get_task("scratchpad"), weight="failure", pool=256)``: the task's
+    verifier, columns and held-out split; train prompts drawn by their running pass rate.
+
+    >>> from labkit.tasks import get_task
+    >>> t = PassRateSampler(get_task("addition"), weight="failure", pool=4)
+    >>> t.observe(t.train[:1] * 3, torch.tensor([True, True, True]))
+    >>> round(t.pass_rate(t.train[0]), 2), round(t.pass_rate(t.train[1]), 2)
+    (0.8, 0.5)
+    """
+
+    def __init__(self, task: Task, weight: str = "failure", pool: int = 256, seed: int = 0):
+        choose("weight", weight, SAMPLER_WEIGHTS)
+        if not 1 <= pool <= len(task.train):
+            raise ValueError(f"pool={pool}: use 1 to {len(task.train)} (the task's train size)")
+        self.task, self.weight = task, weight
+        self.name = f"{task.name}+{weight}"
+        self.train = random.Random(seed).sample(task.train, pool)
+        self.heldout = task.heldout
+        self.seen = dict.fromkeys((e.prompt for e in self.train), 0)  # n_i
+        self.right = dict.fromkeys((e.prompt for e in self.train), 0)  # c_i
+
+    def __getattr__(self, name):  # max_completion_chars, max_answer_chars, operands, ...
+        if name == "task":
+            raise AttributeError(name)
+        return getattr(self.task, name)
+
+    def verify(self, completion: str, answer: str) -> bool:
+        return self.task.verify(completion, answer)
+
+    def columns(self, examples: list[Example]) -> dict[str, list]:
+        return self.task.columns(examples)
+
+    def pass_rate(self, e: Example) -> float:
+        """s_i = (c_i + 1) / (n_i + 2): the prompt's running pass rate, 1/2 before any answer."""
+        return (self.right[e.prompt] + 1) / (self.seen[e.prompt] + 2)
+
+    def weights(self) -> list[float]:
+        """w_i per pool prompt under ``weight``."""
+        s = [self.pass_rate(e) for e in self.train]
+        if self.weight == "uniform":
+            return [1.0] * len(s)
+        return [1 - x if self.weight == "failure" else x * (1 - x) for x in s]
+
+    def sample_prompts(self, n: int, rng: random.Random) -> list[Example]:
+        """``n`` pool prompts drawn with replacement, with probability proportional to w_i."""
+        return rng.choices(self.train, weights=self.weights(), k=n)
+
+    def observe(self, examples: list[Example], correct: torch.Tensor) -> None:
+        """Count the verifier's results ([B] bool) of one step: n_i += 1, c_i += correct."""
+        for e, ok in zip(examples, correct.tolist()):
+            if e.prompt in self.seen:
+                self.seen[e.prompt] += 1
+                self.right[e.prompt] += int(ok)
