@@ -13,7 +13,7 @@ The card (``labkit_card.json``) records held-out sampled accuracy (T = 1) free, 
 (prompt + ``<think>``) and forced to answer (prompt + ``<answer>``), the think rate, the mixing
 rate and the mean length, measured on 512 held-out prompts.
 
-    python scripts/make_scratchpad_checkpoint.py --mode think    # ~5 minutes on 2 cores
+    python scripts/make_scratchpad_checkpoint.py --mode think    # ~10 minutes alone on 2 cores (20 shared)
     python scripts/make_scratchpad_checkpoint.py --mode direct
 """
 
@@ -69,7 +69,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=["think", "direct"], default="think")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--steps", type=int, default=1200)
     ap.add_argument("--learning-rate", type=float, default=3e-3)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
