@@ -32,6 +32,9 @@ def test_next_step_cuts_after_one_step():
     assert search._next_step("<think>3+5=8 8+8=16", RIGHT[19:], "3+5+8=") == (RIGHT, True)
     assert search._next_step("", "<answer>16</answer>", "3+5+8=") == ("<answer>16</answer>",
                                                                        True)
+    # a continuation cut before its thought closes: the step before the cut, not the stub
+    assert search._next_step("<think>3+5=8", " 8+8=16 16+2=1", "3+5+8+2=") == (
+        "<think>3+5=8 8+8=16", False)
     assert search.answer_of(RIGHT) == 16 and search.answer_of("16") == -1
 
 
@@ -49,3 +52,15 @@ def test_verdict_reads_the_table():
     assert v[-2].startswith("REPRODUCED") and v[-1].startswith("REPRODUCED")
     v = search.verdict(fake(0.4, 0.41, 0.405, 0.5, 0.9)).splitlines()
     assert v[-2].startswith("NOT REPRODUCED") and v[-1].startswith("NOT REPRODUCED")
+
+
+@pytest.mark.slow
+def test_best_of_n_with_a_trained_verifier_beats_one_sample():
+    torch.set_num_threads(1)
+    res = search.run(fast=True, seed=0)  # verifiers on 64 x 2 samples; 24 prompts x 8
+    df = res["curves"].set_index(["method", "N"])["accuracy"]
+    one = df[("pass@N (oracle)", 1)]
+    for ranker in ("best-of-N, ORM", "best-of-N, PRM min", "best-of-N, PRM prod"):
+        assert df[(ranker, 8)] > one + 0.05, (ranker, df[(ranker, 8)], one)
+    assert df[("pass@N (oracle)", 8)] >= max(df[(m, 8)] for m in df.index.levels[0])
+    assert search.verdict(res).splitlines()[-2].startswith("REPRODUCED")

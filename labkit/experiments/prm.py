@@ -29,8 +29,10 @@ from labkit.algos.ppo import PPOTrainer
 from labkit.algos.process import ProcessGRPOTrainer, process_token_score
 from labkit.algos.verifier import verifier_reward
 from labkit.experiments import search
+from labkit.models.policy import load_policy
 from labkit.rewards.process import step_correctness
 from labkit.rewards.reasoning import answer_match
+from labkit.tasks import get_task
 
 CLAIM = (
     "Process supervision beats outcome supervision. Lightman et al. 2023 (arXiv 2305.20050): a "
@@ -42,7 +44,7 @@ CLAIM = (
     "higher held-out accuracy than the answer alone, and where are learned ones exploited?"
 )
 RL = {"prompts_per_step": 16, "num_generations": 4, "max_completion_length": 64,
-      "learning_rate": 5e-4, "beta": 0.0, "diagnostics": 0}
+      "learning_rate": 2e-4, "beta": 0.0, "diagnostics": 0}
 ARMS = ("GRPO, outcome", "GRPO, process", "PPO, outcome", "PPO, process")
 
 
@@ -99,22 +101,23 @@ def train_arm(arm: str, steps: int, seed: int, examples, eval_every: int,
 
 def run(fast: bool = False, seed: int = 0, steps: int | None = None, prompts: int | None = None,
         learned: bool = True, progress: bool = False) -> dict:
-    """Every arm for ``steps`` steps of 16 prompts x 4 (full 60, fast 3), held-out accuracy on
-    ``prompts`` prompts (full 300, fast 32) every 10 steps; with ``learned``, the two
-    learned-reward arms after fitting a PRM and an ORM (full: 1000 x 4 samples, 300 steps)."""
+    """Every arm for ``steps`` steps of 16 prompts x 4 (full 40, fast 2), held-out accuracy on
+    ``prompts`` prompts (full 200, fast 16) every 10 steps (fast: at the start and the end);
+    with ``learned``, the two learned-reward arms after fitting a PRM and an ORM (full: 500
+    prompts x 4 samples, 150 steps; fast: 32 x 2, 10 steps)."""
     torch.manual_seed(seed)
-    steps, P = steps or (3 if fast else 60), prompts or (32 if fast else 300)
-    probe = search.get_task("scratchpad").heldout[:P]
+    steps, P = steps or (2 if fast else 40), prompts or (16 if fast else 200)
+    probe = get_task("scratchpad").heldout[:P]
     runs, rows, verifiers = {}, [], None
     arms = list(ARMS)
     if learned:
-        model, tok = search.load_policy("tiny-think")
-        task = search.get_task("scratchpad")
-        verifiers = search.fit_verifiers(model, tok, task, 128 if fast else 1000,
-                                         2 if fast else 4, 30 if fast else 300, seed)
+        model, tok = load_policy("tiny-think")
+        task = get_task("scratchpad")
+        verifiers = search.fit_verifiers(model, tok, task, 32 if fast else 500,
+                                         2 if fast else 4, 10 if fast else 150, seed)
         arms += ["GRPO, learned ORM", "GRPO process, learned PRM"]
     for arm in arms:
-        runs[arm], r = train_arm(arm, steps, seed, probe, 1 if fast else 10, verifiers,
+        runs[arm], r = train_arm(arm, steps, seed, probe, steps if fast else 10, verifiers,
                                  progress)
         rows += r
     cfg = {"steps": steps, "prompts": P, "seed": seed, **RL}

@@ -40,6 +40,7 @@ CLAIM = (
     "single sample, and we measure PRM vs ORM vs vote vs beam search by tokens spent."
 )
 MAX_LEN = 64  # the longest scratchpad completion is 52 characters + eos
+STEP_LEN = 32  # the longest next step, "</think><answer>45</answer>" + eos, is 28 tokens
 
 
 @torch.no_grad()
@@ -107,9 +108,11 @@ def pass_at(correct: torch.Tensor, N: int) -> torch.Tensor:
 def _next_step(prefix: str, completion: str, prompt: str):
     """Cut ``prefix + completion`` after the next process step: (text, finished)."""
     full = prefix + completion
-    for s in process_steps(full, prompt)[:-1]:
-        if s.end >= len(prefix):
-            return full[:s.end + 1], False
+    # a continuation cut at STEP_LEN may not close its thought yet: close it to find the steps
+    probe = full + "</think>" if "<think>" in full and "</think>" not in full else full
+    for s in process_steps(probe, prompt)[:-1]:
+        if s.end >= len(prefix) and s.end + 1 < len(full) and full[s.end + 1] in " <":
+            return full[:s.end + 1], False  # a step followed by its delimiter in the text
     return full, True
 
 
@@ -133,7 +136,7 @@ def beam_search(model, tokenizer, prm: StepVerifier, examples, width: int = 2,
         items = [(i, b) for i in range(P) for b in beams[i] for _ in range(expand)]
         if not items:
             break
-        conts = rollout(model, tokenizer, [examples[i].prompt + b for i, b in items], MAX_LEN,
+        conts = rollout(model, tokenizer, [examples[i].prompt + b for i, b in items], STEP_LEN,
                         1.0, generator=gen).completions
         cut = [_next_step(b, c, examples[i].prompt) for (i, b), c in zip(items, conts)]
         sc = partial_score(prm, [examples[i].prompt for i, _ in items], [t for t, _ in cut],
@@ -189,15 +192,15 @@ def run(fast: bool = False, seed: int = 0, policy: str = "tiny-think", prompts: 
     """Train a PRM and an ORM on the policy's own samples, then compare best-of-N (by each),
     majority vote and pass@N on held-out prompts, and a PRM-guided beam search.
 
-    Full: verifiers on 1000 prompts x 4 samples, 300 steps; 300 held-out prompts x 32 samples;
-    beam widths 1, 2, 4 (x ``expand``). Fast: 128 x 2, 30 steps; 40 x 8; width 2.
+    Full: verifiers on 500 prompts x 4 samples, 150 steps; 200 held-out prompts x 16 samples;
+    beam widths 1, 2, 4 (x ``expand``). Fast: 64 x 2, 15 steps; 24 x 8; width 2.
     """
     torch.manual_seed(seed)
     model, tok = load_policy(policy)
     task = get_task("scratchpad")
-    v = fit_verifiers(model, tok, task, 128 if fast else 1000, 2 if fast else 4,
-                      30 if fast else 300, seed)
-    P, n = prompts or (40 if fast else 300), n or (8 if fast else 32)
+    v = fit_verifiers(model, tok, task, 64 if fast else 500, 2 if fast else 4,
+                      15 if fast else 150, seed)
+    P, n = prompts or (24 if fast else 200), n or (8 if fast else 16)
     ex = task.heldout[:P]
     texts = sample(model, tok, ex, n, seed + 1)
     Ns = [N for N in (1, 2, 4, 8, 16, 32) if N <= n]
