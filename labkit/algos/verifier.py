@@ -43,7 +43,7 @@ class StepVerifier(torch.nn.Module):
         self.head = torch.nn.Linear(model.config.hidden_size, 1)
         torch.nn.init.zeros_(self.head.weight)
         torch.nn.init.constant_(self.head.bias, 2.0)
-        self.alpha = torch.nn.Parameter(torch.ones(()))
+        self.alpha = torch.nn.Parameter(self.head.weight.new_ones(()))
 
     def forward(self, prompts: list[str], completions: list[str]):
         """(head logits [B, T], cumulative log p of the completion tokens [B, T+1] with a
