@@ -188,7 +188,8 @@ def fit_verifiers(model, tokenizer, task, prompts: int, per_prompt: int, steps: 
 
 
 def run(fast: bool = False, seed: int = 0, policy: str = "tiny-think", prompts: int | None = None,
-        n: int | None = None, width: int = 2, expand: int = 4) -> dict:
+        n: int | None = None, width: int = 2, expand: int = 4, widths: tuple | None = None,
+        verifier_prompts: int | None = None, verifier_steps: int | None = None) -> dict:
     """Train a PRM and an ORM on the policy's own samples, then compare best-of-N (by each),
     majority vote and pass@N on held-out prompts, and a PRM-guided beam search.
 
@@ -198,8 +199,8 @@ def run(fast: bool = False, seed: int = 0, policy: str = "tiny-think", prompts: 
     torch.manual_seed(seed)
     model, tok = load_policy(policy)
     task = get_task("scratchpad")
-    v = fit_verifiers(model, tok, task, 64 if fast else 500, 2 if fast else 4,
-                      15 if fast else 150, seed)
+    v = fit_verifiers(model, tok, task, verifier_prompts or (64 if fast else 500),
+                      2 if fast else 4, verifier_steps or (15 if fast else 150), seed)
     P, n = prompts or (24 if fast else 200), n or (8 if fast else 16)
     ex = task.heldout[:P]
     texts = sample(model, tok, ex, n, seed + 1)
@@ -208,7 +209,7 @@ def run(fast: bool = False, seed: int = 0, policy: str = "tiny-think", prompts: 
                  "PRM prod": (v["prm"], "prod")}
     df = curves(texts, ex, verifiers, Ns, seed=seed + 2)
     beam = []
-    for w in ((width,) if fast else (1, 2, 4)):
+    for w in widths or ((width,) if fast else (1, 2, 4)):
         ok, tokens = beam_search(model, tok, v["prm"], ex, w, expand, seed=seed + 3)
         beam.append({"method": "beam search, PRM min", "N": w * expand,
                      "accuracy": float(ok.float().mean()),
