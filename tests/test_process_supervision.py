@@ -30,6 +30,7 @@ def test_process_steps_label_each_step_then_the_answer():
     assert step_correctness([RIGHT, lucky, DIRECT], ["3+5+8="] * 3) == [1.0, 0.0, None]
     ends, labels, valid = step_tensors([RIGHT, DIRECT], ["3+5+8="] * 2, T=10)
     assert valid.tolist() == [[True] * 3, [True, False, False]]
+    assert labels.tolist() == [[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
     assert ends.max() <= 9  # clamped to the last token
 
 
