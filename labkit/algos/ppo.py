@@ -48,6 +48,9 @@ class PPOTrainer(GRPOTrainer):
 
     config_class = PPOConfig
     algorithm = "ppo"
+    token_score = None
+    """A hook: ``fn(rollout) -> [B, T]`` per-token scores added to r_t (e.g. a process reward on
+    each step's last token, ``labkit.algos.process``); None: off."""
 
     def setup(self) -> None:
         super().setup()
@@ -88,6 +91,8 @@ class PPOTrainer(GRPOTrainer):
                 kl = kl.clamp(min=c.kl_clamp_min)
             r_t = r_t - c.beta * kl * r.loss_mask
         last = (r.lengths - 1).clamp(min=0)  # [B]
+        if self.token_score is not None:  # dense per-token scores (process rewards)
+            r_t = r_t + self.token_score(r) * r.completion_mask  # [B, T]
         return r_t.scatter_add(1, last[:, None], r.rewards[:, None].to(r_t.dtype))  # [B, T]
 
     def prepare(self, r: Rollout) -> Rollout:

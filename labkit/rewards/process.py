@@ -1,0 +1,73 @@
+"""Process rewards for the ``scratchpad`` task: a label per reasoning step, not one per answer.
+
+A completion ``<think>3+5=8 8+8=16 ...</think><answer>25</answer>`` is cut into process steps:
+each scratchpad step (checked against the true running sum by
+``labkit.tasks.scratchpad.steps``), then the answer as a last step (label: the answer is right
+and the completion well formed). A direct answer has one step, the answer. These are the
+labels a process reward model (PRM) is trained on (Lightman et al. 2023, "Let's verify step by
+step", arXiv 2305.20050), and the rewards of DeepSeekMath's process supervision (2402.03300,
+sec. 4.1.3).
+
+Departure: a step ends at its last character, which is its last token for labkit's
+char-level ``tiny`` policies (one token per character); the answer step ends at the eos token.
+
+>>> [(s.end, s.label) for s in process_steps("<think>3+5=8 8+8=17</think><answer>17</answer>",
+...                                          "3+5+8=")]
+[(11, True), (18, False), (46, False)]
+>>> step_correctness(["<think>3+5=8 8+8=17</think><answer>17</answer>", "<answer>16</answer>"],
+...                  prompts=["3+5+8="] * 2)
+[0.5, None]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from labkit.tasks.arithmetic import parse_int
+from labkit.tasks.scratchpad import Scratchpad, parse, steps
+
+
+@dataclass
+class ProcessStep:
+    """One process step: its text, the token it ends on, and its label."""
+
+    text: str
+    end: int  # index of the step's last token in the completion (the answer: the eos token)
+    label: bool  # the step is right (the answer step: the final answer is right)
+
+
+def process_steps(completion: str, prompt: str) -> list[ProcessStep]:
+    """The scratchpad's steps, then the answer step (ends at the eos, index len(completion))."""
+    ops = Scratchpad.operands(prompt)
+    out = [ProcessStep(s.text, s.end - 1, s.correct) for s in steps(completion, ops)]
+    p = parse(completion)
+    right = p.well_formed and parse_int(p.answer) == sum(ops)
+    return out + [ProcessStep(p.answer or "", len(completion), right)]
+
+
+def step_correctness(completions: list[str], prompts: list[str], **kwargs) -> list[float | None]:
+    """The share of the thought's steps that are right (the answer step not counted); None for
+    a completion without a thought. A metric (or a weight-0 reward) of process quality."""
+    out = []
+    for c, x in zip(completions, prompts):
+        thought = process_steps(c, x)[:-1]
+        out.append(sum(s.label for s in thought) / len(thought) if thought else None)
+    return out
+
+
+def step_tensors(completions: list[str], prompts: list[str], T: int, device=None):
+    """(ends [B, K] long, labels [B, K] float, valid [B, K] bool) of every completion's process
+    steps, K the most steps of any; ends clamped to T - 1 (a truncated completion's answer
+    step falls on its last token)."""
+    per = [process_steps(c, x) for c, x in zip(completions, prompts)]
+    K = max(len(s) for s in per)
+    ends = torch.zeros(len(per), K, dtype=torch.long)  # [B, K]
+    labels = torch.zeros(len(per), K)  # [B, K]
+    valid = torch.zeros(len(per), K, dtype=torch.bool)  # [B, K]
+    for i, s in enumerate(per):
+        ends[i, :len(s)] = torch.tensor([min(p.end, T - 1) for p in s])
+        labels[i, :len(s)] = torch.tensor([float(p.label) for p in s])
+        valid[i, :len(s)] = True
+    return ends.to(device), labels.to(device), valid.to(device)
