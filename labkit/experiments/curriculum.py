@@ -37,10 +37,10 @@ ARMS = ("uniform", "failure", "variance")
 POOL = 256
 
 
-def train(weight: str, steps: int, seed: int = 0, progress: bool = False):
+def train(weight: str, steps: int, seed: int = 0, progress: bool = False, pool: int = POOL):
     """One GRPO run with prompts drawn by ``weight``: (trainer, sampler, seconds)."""
     t0 = time.perf_counter()
-    sampler = PassRateSampler(get_task("scratchpad"), weight=weight, pool=POOL, seed=seed)
+    sampler = PassRateSampler(get_task("scratchpad"), weight=weight, pool=pool, seed=seed)
     trainer = GRPOTrainer("tiny-think", reward_funcs=["answer_match", "think_format", *METRICS],
                           task=sampler, seed=seed, track_kl=False,
                           run_name=f"lab97-{weight}", save_steps=0,
@@ -52,14 +52,15 @@ def train(weight: str, steps: int, seed: int = 0, progress: bool = False):
 
 
 def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int | None = None,
-        progress: bool = True) -> dict:
-    """The three ``ARMS`` (full 60 steps, fast 4). Returns ``{"runs", "table", "config"}``."""
+        progress: bool = True, pool: int = POOL) -> dict:
+    """The three ``ARMS`` (full 60 steps, fast 4) on a pool of ``pool`` train prompts.
+    Returns ``{"runs", "table", "config"}``."""
     torch.set_num_threads(1)
     steps, n_eval = steps or (4 if fast else 60), n_eval or (60 if fast else 400)
     before = heldout(*load_policy("tiny-think"), n=n_eval, seed=seed)
     runs, rows = {}, []
     for weight in ARMS:
-        trainer, sampler, secs = train(weight, steps, seed, progress)
+        trainer, sampler, secs = train(weight, steps, seed, progress, pool)
         runs[weight] = trainer.log
         m = trainer.log.metrics
         after = heldout(trainer.model, trainer.tokenizer, n=n_eval, seed=seed)
@@ -67,11 +68,12 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int
         rows.append({"sampling": weight, "held-out before": before["accuracy"],
                      "held-out after": after["accuracy"], "think after": after["think"],
                      "zero-spread groups": m["adv/frac_zero_std"].mean(),
+                     "batch accuracy": m["accuracy"].mean(),
                      "batch accuracy (last 10)": m["accuracy"].tail(10).mean(),
                      "prompts never drawn": float((visits == 0).mean()),
                      "seconds": secs})
     return {"runs": runs, "table": pd.DataFrame(rows).set_index("sampling"),
-            "config": {"steps": steps, "seed": seed, "n_eval": n_eval, "pool": POOL, **SETUP}}
+            "config": {"steps": steps, "seed": seed, "n_eval": n_eval, "pool": pool, **SETUP}}
 
 
 def verdict(table: pd.DataFrame, n_eval: int) -> str:
