@@ -28,6 +28,7 @@ import torch
 from labkit.algos.grpo import GRPOTrainer
 from labkit.models.policy import load_policy
 from labkit.models.rollout import rollout
+from labkit.rewards.reasoning import think_format
 from labkit.tasks import get_task
 from labkit.tasks.scratchpad import notation_of, parse
 
@@ -53,8 +54,9 @@ def well_formed(completions: list[str], **kwargs) -> list[float]:
 
 
 def thinks(completions: list[str], **kwargs) -> list[float]:
-    """A metric (weight 0): 1.0 when a well-formed completion has a non-empty thought."""
-    return [float(parse(c).well_formed and bool(parse(c).think)) for c in completions]
+    """A metric (weight 0): 1.0 when a well-formed completion has a non-empty thought (R1's
+    format reward, :func:`~labkit.rewards.reasoning.think_format`, logged under its own name)."""
+    return think_format(completions)
 
 
 def mixed(completions: list[str], **kwargs) -> list[float | None]:
