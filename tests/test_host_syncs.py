@@ -4,7 +4,9 @@ A sync is a read of device data by Python: ``.item()``, ``.tolist()``, ``.cpu()`
 ``.numpy()``, ``bool()/int()/float()`` of a tensor. On this CPU they cost nothing, so they are
 counted by patching those methods. Sampling asks "has every row ended?" on the GPU only at
 t = 3, 7, 15, ... (``labkit.models.rollout.stop_check``); the test applies that GPU rule, so
-the count may grow by log2(T) at most, and must not grow with B.
+the count may grow by log2(T) at most, and must not grow with B. Not counted (they read device
+data inside C++): ``torch.unique`` finding the distinct prompts and ``torch.equal`` checking that
+the groups can be packed (``labkit.models.prefix``), one each per training forward.
 """
 
 from __future__ import annotations

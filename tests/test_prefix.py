@@ -2,7 +2,8 @@
 
 Checked in float64 so that rounding cannot hide a wrong mask or position: prompts of different
 lengths (left padding), groups of repeated prompts, a LoRA model with its adapter on and off,
-and greedy sampling against each prompt decoded alone.
+and greedy sampling against each prompt decoded alone. Each forward test runs twice: with the
+packed rows (``[prompt | o_1 .. o_G]``) and with the gathered KV cache (``PACK_MAX = 0``).
 """
 
 import random
@@ -11,8 +12,28 @@ import pytest
 import torch
 
 import labkit as lk
+from labkit.models import prefix
 from labkit.models.prefix import completion_logits, completion_outputs, distinct_prompts
 from labkit.models.rollout import rollout, sample
+
+
+@pytest.fixture(params=["packed", "kv-cache"])
+def path(request, monkeypatch):
+    """Which shared-prompt forward runs: packed rows, or the KV cache (packing turned off);
+    afterwards, checks that the packed path did answer when it was the one under test."""
+    if request.param == "kv-cache":
+        monkeypatch.setattr(prefix, "PACK_MAX", 0)
+    answered = []
+    packed = prefix.packed_outputs
+
+    def spy(*args, **kwargs):
+        out = packed(*args, **kwargs)
+        answered.append(out is not None)
+        return out
+
+    monkeypatch.setattr(prefix, "packed_outputs", spy)
+    yield request.param
+    assert any(answered) == (request.param == "packed"), answered
 
 
 def plain_logits(model, b):
@@ -57,7 +78,7 @@ def test_distinct_prompts_finds_the_groups_and_none_when_all_differ():
     assert distinct_prompts(ids[:2], mask[:2]) is None
 
 
-def test_logits_and_gradients_equal_a_plain_forward(policy64):
+def test_logits_and_gradients_equal_a_plain_forward(policy64, path):
     model, tok = policy64
     b = grouped_batch(model, tok)
     assert distinct_prompts(b.prompt_ids, b.prompt_mask)[0].shape[0] == 8  # 32 rows, 8 prompts
@@ -75,7 +96,7 @@ def test_logits_and_gradients_equal_a_plain_forward(policy64):
         assert (x - y).norm() <= 1e-5 * x.norm() + 1e-9
 
 
-def test_one_token_completions_and_lora_adapter_on_and_off(tiny):
+def test_one_token_completions_and_lora_adapter_on_and_off(tiny, path):
     model, tok = tiny
     lora = lk.models.add_lora(model.double(), r=4, alpha=8)
     torch.nn.init.normal_(lora.base_model.model.model.layers[0].self_attn.q_proj.lora_B.default
@@ -103,7 +124,7 @@ def test_greedy_sampling_of_a_grouped_batch_equals_each_prompt_alone(tiny):
         assert b.completion_ids[i, :n].tolist() == ids[0, :n].tolist(), p
 
 
-def test_hidden_states_for_a_value_head_equal_a_plain_forward(policy64):
+def test_hidden_states_for_a_value_head_equal_a_plain_forward(policy64, path):
     """PPO's value head reads the last hidden state before each completion token."""
     model, tok = policy64
     b = grouped_batch(model, tok, G=3)
@@ -127,3 +148,26 @@ def test_a_batch_of_distinct_prompts_takes_one_plain_forward(policy64):
     with torch.no_grad():
         assert torch.allclose(masked(shared(model, b), b), masked(plain_logits(model, b), b),
                               atol=1e-10)
+
+
+def test_groups_of_unequal_size_fall_back_to_the_kv_cache(policy64):
+    """Packing needs G rows per prompt; a batch of 3 + 1 rows takes the cached path, same numbers."""
+    model, tok = policy64
+    b = rollout(model, tok, ["7+5=", "7+5=", "7+5=", "40+2="], 4, 1.0,
+                generator=torch.Generator().manual_seed(0))
+    shared_ = distinct_prompts(b.prompt_ids, b.prompt_mask)
+    assert prefix.packed_outputs(model, shared_, b.completion_ids, b.completion_mask) is None
+    with torch.no_grad():
+        assert torch.allclose(masked(shared(model, b), b), masked(plain_logits(model, b), b),
+                              atol=1e-10)
+
+
+def test_packed_mask_lets_a_completion_see_its_prompt_and_itself_only():
+    """Prompt of 2 tokens (the first is padding), G = 2 completions of 2 tokens."""
+    sees = prefix.packed_mask(torch.tensor([[0, 1]]), torch.ones(1, 2, 2))[0, 0].int()
+    assert sees.tolist() == [[1, 0, 0, 0, 0, 0],   # a padded query sees only itself
+                             [0, 1, 0, 0, 0, 0],   # the prompt token: not the padding
+                             [0, 1, 1, 0, 0, 0],   # o_1[0]: prompt, itself
+                             [0, 1, 1, 1, 0, 0],   # o_1[1]
+                             [0, 1, 0, 0, 1, 0],   # o_2[0]: prompt, itself, not o_1
+                             [0, 1, 0, 0, 1, 1]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import types
 
+import numpy as np
 import pytest
 import torch
 from test_core_trl_parity import (
@@ -134,9 +135,9 @@ def test_tis_config_is_checked():
 @pytest.mark.slow
 def test_grpo_in_bf16_with_tis_trains_on_a_fixed_seed(heldout_gain):
     """bf16 autocast with tis_cap=2, the config of test_precision's bf16 run. Measured (seed 0,
-    30 steps of 8 x 8, lr 3e-4, /tmp sweep in the h1 report): held-out 0.420 -> 0.540 with TIS,
-    0.536 without; with mu=2 neither gains in 30 steps (0.420 -> 0.402 with and without TIS:
-    the weights are 1 +- 1e-6 on the CPU, so TIS changes nothing there)."""
+    30 steps of 8 x 8, lr 3e-4): held-out 0.420 -> 0.538 with TIS, 0.530 without. The trainer's
+    packed forward rounds differently from the sampler's cached decoding in bf16, so the weights
+    are not 1: mean within 5.7e-4 of 1, every weight in [0.940, 1.053], none above C."""
     torch.set_num_threads(1)
     tr = lk.GRPOTrainer(max_steps=30, prompts_per_step=8, num_generations=8, learning_rate=3e-4,
                         seed=0, track_kl=False, precision="bf16", save_steps=0, tis_cap=2.0)
@@ -144,17 +145,21 @@ def test_grpo_in_bf16_with_tis_trains_on_a_fixed_seed(heldout_gain):
     m = tr.log.metrics
     reward = m["reward/mean"]
     assert after >= before + 0.05 and reward[-5:].mean() > reward[:5].mean()
-    assert ((m["tis/weight_mean"] - 1).abs() < 1e-4).all() and (m["tis/logp_gap"] < 1e-4).all()
+    assert ((m["tis/weight_mean"] - 1).abs() < 1e-3).all() and (m["tis/clipped_frac"] == 0).all()
+    assert m["tis/weight_min"].min() > 0.9 and m["tis/weight_max"].max() < 1.1
+    assert (m["tis/logp_gap"] > 0).any()  # the two computations do differ
 
 
 def test_tis_weights_spread_as_the_samplers_precision_drops():
     """labkit.experiments.precision on 64 held-out completions. Measured (fast mode, 907
-    tokens): max |w - 1| with an fp32 trainer: fp32 sampler 4.3e-06, fp16 3.7e-02, bf16 4.3e-01;
-    with the trainer in the sampler's own precision 4.3e-06 (the CPU's kernels agree)."""
+    tokens): max |w - 1| with an fp32 trainer: fp32 sampler 3.5e-05, fp16 3.7e-02, bf16 4.3e-01;
+    with the trainer in the sampler's own precision (cached decoding vs the packed forward):
+    fp32 3.5e-05, fp16 1.7e-02, bf16 5.6e-02."""
     from labkit.experiments import precision
 
     torch.set_num_threads(1)
     table = precision.run(fast=True, seed=0)
     assert precision.tis_verdict(table).startswith("reproduced")
     t = table.set_index("precision")
-    assert (t["w max"] - 1).abs().max() < 1e-4 and (1 - t["w min"]).abs().max() < 1e-4
+    same = np.maximum(t["w max"] - 1, 1 - t["w min"])  # by precision
+    assert same["fp32"] < 1e-4 < same["fp16"] < same["bf16"]

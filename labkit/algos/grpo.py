@@ -249,10 +249,14 @@ class GRPOTrainer(Trainer):
 
     def sampling_logprobs(self, r: Rollout):
         """log pi_old [B, T] as the sampler computed it, when it is the distribution the loss
-        uses (no top-k/top-p, or their mask kept): pi_old is the policy that sampled, so the
-        no-grad forward for it is skipped. None otherwise (e.g. after dynamic sampling)."""
+        uses (no top-k/top-p, or their mask kept) and in fp32: pi_old is the policy that
+        sampled, so the no-grad forward for it is skipped. None otherwise (e.g. after dynamic
+        sampling): under bf16/fp16 autocast cached decoding rounds differently from the
+        trainer's forward (``labkit.experiments.precision``), so pi_old is the trainer's own,
+        as in TRL, and the ratio starts at 1."""
         c = self.config
         same = (c.top_k == 0 and c.top_p >= 1.0) or r.sampling_mask is not None
+        same = same and self.precision == "fp32"
         return r.sample_logp if same and r.sample_logp is not None else None
 
     # -- the step --------------------------------------------------------------------------

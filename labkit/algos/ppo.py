@@ -72,11 +72,13 @@ class PPOTrainer(GRPOTrainer):
     def load_extra_state(self, state: dict) -> None:
         self.value_head.load_state_dict(state["value_head"])
 
-    def forward(self, r: Rollout, rows=slice(None)):
-        """log pi of the completion tokens [b, T], logits [b, T, V] and values V(s_t) [b, T]."""
+    def forward(self, r: Rollout, rows=slice(None), pack: bool = True):
+        """log pi of the completion tokens [b, T], logits [b, T, V] and values V(s_t) [b, T].
+        ``pack=False``: rows drawn at random (minibatches), whose groups rarely have equal
+        sizes, skip the packed forward (``labkit.models.prefix``) and its check."""
         logits, h = completion_outputs(  # [b, T, V], [b, T, H]: the state before each token
             self.model, r.prompt_ids[rows], r.prompt_mask[rows],
-            r.completion_ids[rows], r.completion_mask[rows], hidden=True)
+            r.completion_ids[rows], r.completion_mask[rows], hidden=True, pack=pack)
         values = self.value_head(h).squeeze(-1)  # [b, T]
         logp = token_logprobs(logits, r.completion_ids[rows], self.config.temperature or 1.0)
         return logp, logits, values
@@ -117,7 +119,7 @@ class PPOTrainer(GRPOTrainer):
         logits, H), H the entropy [b, T] of pi_theta the bonus used (detached; None when
         entropy_coef = 0), so it is computed once."""
         c = self.config
-        logp, logits, values = self.forward(r, mb)  # [b, T] x3
+        logp, logits, values = self.forward(r, mb, pack=c.num_mini_batches == 1)  # [b, T] x3
         ref = None if r.ref_logp is None else r.ref_logp[mb]
         pl, st = policy_loss(
             logp, r.old_logp[mb], r.advantages[mb], r.loss_mask[mb], loss_type=c.loss_type,

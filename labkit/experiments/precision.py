@@ -1,9 +1,10 @@
 """How far apart are the sampler's and the trainer's log-probs, per precision?
 
-The sampler decodes token by token with a KV cache; the trainer runs one full forward over
-prompt + completion. In fp32 both give the same numbers to rounding; under bf16 or fp16
-autocast the two computations round differently, so pi_sample != pi_train for the same
-weights, and the "on-policy" ratio pi_theta / pi_old is already off 1 before any update.
+The sampler decodes token by token with a KV cache; the trainer runs one forward over each
+prompt packed with its completions (``labkit.models.prefix``). In fp32 both give the same
+numbers to rounding; under bf16 or fp16 autocast the two computations round differently, so
+pi_sample != pi_train for the same weights, and a ratio pi_theta / pi_sample is already off 1
+before any update.
 TRL corrects the same mismatch (vLLM sampler vs trainer) with truncated importance sampling:
 weight each token by min(pi_train / pi_sample, C) (Yao et al. 2025, "Your efficient RL
 framework secretly brings you off-policy RL training"; TRL's ``vllm_importance_sampling_*``).
@@ -108,4 +109,6 @@ def tis_verdict(table: pd.DataFrame) -> str:
             f": max |w - 1| with an fp32 trainer: fp32 sampler {spread['fp32']:.1e}, fp16 "
             f"{spread['fp16']:.1e}, bf16 {spread['bf16']:.1e}; tokens above C={TIS_CAP:g}: bf16 "
             f"{t.loc['bf16', 'clipped (fp32 trainer)']:.2%}; with the trainer in the sampler's "
-            f"own precision (labkit's trainer) max |w - 1| = {same:.1e}: TIS is ~a no-op there")
+            f"own precision (labkit's trainer) max |w - 1| = {same:.1e}: "
+            + ("TIS is ~a no-op there" if same < 1e-4 else "TIS acts there too: the trainer's "
+               "packed forward rounds differently from the sampler's cached decoding"))
