@@ -22,14 +22,16 @@ RM_HELDOUT = demonstration_pairs(TASK, TASK.heldout[:32], seed=1)
 SPECS = {
     "grpo": (lk.GRPOTrainer, {
         "num_generations": 4, "prompts_per_step": 4, "beta": 0.04, "diagnostics": 1, "seed": 3,
-        "lr_scheduler_type": "constant", "max_steps": 1000, "learning_rate": 3e-3}, 6),
+        "lr_scheduler_type": "constant", "max_steps": 1000, "learning_rate": 3e-3,
+        "save_steps": 1}, 6),
     # PPO's extra state: the value head, its optimizer group, the minibatch permutations
     "ppo": (lk.PPOTrainer, {
         "prompts_per_step": 4, "num_generations": 2, "num_mini_batches": 2, "ppo_epochs": 2,
-        "diagnostics": 2, "lr_scheduler_type": "constant", "max_steps": 100, "seed": 5}, 4),
+        "diagnostics": 2, "lr_scheduler_type": "constant", "max_steps": 100, "seed": 5,
+        "save_steps": 1}, 4),
     "dpo": (lk.DPOTrainer, {
         "batch_size": 4, "pair_prompts": 48, "num_generations": 4, "learning_rate": 1e-3,
-        "max_steps": 1000, "seed": 3}, 6),
+        "max_steps": 1000, "seed": 3, "save_steps": 1}, 6),
     "sft": (SFTTrainer, {
         "pairs": SFT_PAIRS, "batch_size": 8, "warmup_steps": 2, "save_steps": 1,
         "max_steps": 1000, "seed": 3}, 6),

@@ -221,6 +221,7 @@ class Trainer:
                 bar.set_postfix(self.postfix(m))
                 if callback is not None:
                     callback(self, m)
+            checkpoint.maybe_save(self, final=True)  # done or stopped: resumable from here
         finally:
             bar.close()
         return self.log

@@ -76,8 +76,10 @@ class TrainConfig:
     """Optimisation steps of the run (the schedule ends here)."""
     seed: int = 0
     """Seeds Python, torch, the prompt sampler and the sampling generator."""
-    save_steps: int = 1
-    """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
+    save_steps: int = 50
+    """Write a checkpoint every save_steps steps when the run has a name (0: never); a named
+    run also writes one when ``train()`` returns (done or stopped), so it resumes from there.
+    Every step costs a full model + optimizer state (GBs for SmolLM2): TRL's default is 500."""
     save_total_limit: int | None = 2
     """Checkpoints kept (oldest deleted first); None keeps all (to fork at any step)."""
     precision: str = "auto"
@@ -175,6 +177,12 @@ class GRPOConfig(TrainConfig):
     tis_mode: str = "token_truncate"
     """TIS weight per 'token' or per 'sequence', above C 'truncate'd to C or 'mask'ed to 0
     (TRL's vllm_importance_sampling_mode values)."""
+    skip_zero_advantage: bool = False
+    """Forward and backward only the rows with a nonzero advantage (and the first
+    ``diagnostics``), the loss rescaled to the whole batch's normalisation: a row with A = 0
+    adds nothing to the policy gradient, so the gradient is the same. Needs beta = 0 and
+    entropy_coef = 0 (their terms have a gradient on every row). Entropy and KL to pi_ref are
+    then read from the sampler; ratio and kl/old describe the rows that trained."""
     min_generations: ClassVar[int] = 2  # PPO needs no group: 1
 
     def __post_init__(self):
@@ -192,6 +200,10 @@ class GRPOConfig(TrainConfig):
         choose("reward_runtime", self.reward_runtime, opt.REWARD_RUNTIMES)
         choose("reward_errors", self.reward_errors, opt.REWARD_ERRORS)
         self._check_tis()
+        require(not self.skip_zero_advantage or (self.beta == 0 and self.entropy_coef == 0),
+                f"skip_zero_advantage=True with beta={self.beta}, entropy_coef="
+                f"{self.entropy_coef}: the KL and entropy terms have a gradient on rows with "
+                "A = 0 too; set both to 0 or skip_zero_advantage=False")
 
     def _check_tis(self):
         choose("tis_mode", self.tis_mode, opt.TIS_MODES)
@@ -288,6 +300,8 @@ class PPOConfig(GRPOConfig):
         at_least(self, 1, "ppo_epochs")
         require(self.off_policy_mask is None, f"off_policy_mask={self.off_policy_mask}: "
                 "PPOTrainer does not apply it; use GRPOTrainer or set it to None")
+        require(not self.skip_zero_advantage, "skip_zero_advantage=True: PPOTrainer does not "
+                "apply it (GAE's per-token advantages are rarely 0); set it to False")
         require(self.tis_cap is None, f"tis_cap={self.tis_cap}: PPOTrainer does not apply "
                 "truncated importance sampling; use GRPOTrainer or set it to None")
         B = self.prompts_per_step * self.num_generations
@@ -346,8 +360,6 @@ class RewardModelConfig(PairsConfig):
     """AdamW learning rate at the peak of the schedule."""
     lr_scheduler_type: str = "constant"
     """After warm-up: 'constant', 'cosine' (to 0 at max_steps) or 'linear'."""
-    save_steps: int = 50
-    """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
     eval_every: int = 20
     """Steps between held-out evaluations (when held-out pairs are given)."""
 
@@ -372,8 +384,6 @@ class SFTConfig(PairsConfig):
     """(prompt, target) pairs per step."""
     max_steps: int = 1000
     """Optimisation steps of the run."""
-    save_steps: int = 50
-    """Write a checkpoint every save_steps steps when the run has a name (0: never)."""
 
 
 @dataclass
@@ -393,5 +403,7 @@ class MultiTurnConfig(GRPOConfig):
         require(self.tool_timeout > 0, f"tool_timeout={self.tool_timeout}: use seconds > 0")
         require(not self.dynamic_sampling, "dynamic_sampling=True is not supported with "
                 "multi-turn episodes; set it to False")
+        require(not self.skip_zero_advantage, "skip_zero_advantage=True is not supported "
+                "with multi-turn episodes; set it to False")
         require(self.max_completion_length is not None, "max_completion_length=None: episodes "
                 "need a token limit; set a number (policy and environment tokens together)")

@@ -33,6 +33,7 @@ import torch
 from labkit.algos.base import StepRecord, Trainer
 from labkit.algos.config import GRPOConfig
 from labkit.algos.dapo import dynamic_sample, soft_overlong_penalty
+from labkit.algos.zero_advantage import trained_rows, whole_batch_stats
 from labkit.core import (
     entropy_bonus,
     entropy_from_logits,
@@ -175,7 +176,8 @@ class GRPOTrainer(Trainer):
         examples = [e for e in self.task.sample_prompts(c.prompts_per_step, self.rng)
                     for _ in range(c.num_generations)]
         r = rollout(self.model, self.tokenizer, [e.prompt for e in examples], self.max_len,
-                    c.temperature, c.top_k, c.top_p, self.generator, c.truncated_logprobs)
+                    c.temperature, c.top_k, c.top_p, self.generator, c.truncated_logprobs,
+                    keep_entropy=c.skip_zero_advantage)
         r.examples = examples
         return r
 
@@ -291,27 +293,33 @@ class GRPOTrainer(Trainer):
         t_rollout = time.perf_counter() - t0
         self.prepare(r)
         self.model.train()
+        rows, scale = trained_rows(r, c, self.max_len)  # skip_zero_advantage: the rows that train
+        t = r if rows is None else r.select(rows)
         updates = []
         tau = c.temperature or 1.0
         for it in range(c.num_iterations):
-            logp, logits = completion_logprobs(self.model, r, tau, True)
-            if r.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
-                r.old_logp = logp.detach()
-            loss, stats = self.loss(logp, r)
+            logp, logits = completion_logprobs(self.model, t, tau, True)
+            if t.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
+                t.old_logp = logp.detach()
+            loss, stats = self.loss(logp, t)
+            if rows is not None:  # the whole batch's loss and stats
+                loss, stats = loss * scale, whole_batch_stats(stats, t, r, scale, c)
             H = None
             if c.entropy_coef:  # loss - c_H * mean entropy of pi_theta; H reused below
                 H = entropy_from_logits(logits, tau)  # [B, T] with grad
-                loss = loss + entropy_bonus(logits, r.loss_mask, c.entropy_coef, tau, H)
+                loss = loss + entropy_bonus(logits, t.loss_mask, c.entropy_coef, tau, H)
             grad_norm = self.optimizer_step(loss)
             updates.append(stats)
             if it == 0:
                 first = {**stats, "loss": loss.detach(), "grad_norm": grad_norm}
-                entropy = H.detach() if H is not None else entropy_from_logits(
-                    logits.detach(), tau)  # [B, T]
+                entropy = (r.sample_entropy if rows is not None else H.detach() if H is not None
+                           else entropy_from_logits(logits.detach(), tau))  # [B, T]
         # the per-token view shows the last update, where pi_theta has moved from pi_old
         last_logp, last = logp.detach(), updates[-1].get("per_token", {})
         G = c.num_generations
         m = {**step_metrics(r, first, entropy, r.completion_mask, G),
              **inner_update_metrics(updates), "time/rollout": t_rollout}
-        return StepRecord(m, sample_rows(r, G),
-                          token_rows(r, self.tokenizer, last_logp, last, c.diagnostics))
+        if c.skip_zero_advantage:
+            m["train/rows_frac"] = 1.0 if rows is None else len(t) / len(r)
+        return StepRecord(m, sample_rows(r, G),  # t's first rows are r's (trained_rows)
+                          token_rows(t, self.tokenizer, last_logp, last, c.diagnostics))

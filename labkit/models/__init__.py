@@ -1,6 +1,7 @@
 """Policies and what runs them: loading (``policy``: the shipped ``tiny``, local folders, hub ids,
 LoRA), SmolLM2 offline (``smollm2``), sampling and the :class:`~labkit.models.rollout.Rollout`
-record (``rollout``), and forward passes that run a group's shared prompt once (``prefix``).
+record (``rollout``), one decoding step (``decode``: HF's, or a lean one for plain Llamas), and
+forward passes that run a group's shared prompt once (``prefix``).
 """
 
 from labkit.models.policy import (

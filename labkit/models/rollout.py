@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 import torch
 
 from labkit.core.logprobs import token_logprobs
+from labkit.models.decode import decoder
 from labkit.models.prefix import completion_logits, prompt_forward
 
 
@@ -43,6 +44,7 @@ class Rollout:
     token_rewards: torch.Tensor | None = None  # [B, T] PPO: r_t = -beta KL_t (+ score at eos)
     info: dict = field(default_factory=dict)  # scalars of how it was collected
     sample_logp: torch.Tensor | None = None  # [B, T] log pi of each token as it was sampled
+    sample_entropy: torch.Tensor | None = None  # [B, T] entropy of pi where each token was sampled
     # multi-turn episodes (labkit.models.episode); None / empty for single-turn rollouts
     env_mask: torch.Tensor | None = None  # [B, T] 1 = the policy wrote it, 0 = the environment
     turn_ends: list | None = None  # [B] lists: token index after each policy turn
@@ -130,7 +132,8 @@ def stop_check(device: torch.device, t: int) -> bool:
 def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad_id: int,
            temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
            generator: torch.Generator | None = None, keep: list | None = None,
-           keep_logp: list | None = None, stop_ids: list[int] | None = None):
+           keep_logp: list | None = None, stop_ids: list[int] | None = None,
+           keep_entropy: list | None = None):
     """Sample up to ``max_new_tokens`` per row: ``(completion_ids [B, T], mask [B, T], truncated [B])``.
 
     ``temperature=0`` is greedy decoding. Rows stop at ``eos_id``; later positions are ``pad_id``.
@@ -139,11 +142,13 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
     the filtered, tempered distribution; under autocast, of the low-precision logits).
     ``stop_ids``: more tokens that end a row, as eos does (a tool call's last token in a
     multi-turn episode, :mod:`labkit.models.episode`); ``truncated`` is then "no stop token".
+    ``keep_entropy``: a list that receives, per step, the entropy [B] of the (filtered,
+    tempered) distribution each token was sampled from.
     """
     B, dev = prompt_ids.shape[0], prompt_ids.device
-    attn = prompt_mask.clone()  # [B, P]
     past, logits, _ = prompt_forward(model, prompt_ids, prompt_mask)  # each prompt once
-    nxt = attn.sum(-1)  # [B] position of the first new token (left padding ignored)
+    step = decoder(model, past, prompt_mask, max_new_tokens)  # tok [B], pos [B] -> logits [B, V]
+    nxt = prompt_mask.sum(-1)  # [B] position of the first new token (left padding ignored)
     done = torch.zeros(B, dtype=torch.bool, device=dev)
     stops = torch.tensor([eos_id, *(stop_ids or [])], device=dev)  # [S]
     ids, mask = [], []
@@ -157,15 +162,14 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
             tok = torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # [B]
             if keep_logp is not None:
                 keep_logp.append(probs.gather(-1, tok[:, None]).squeeze(-1).log())  # [B]
+            if keep_entropy is not None:
+                keep_entropy.append(torch.special.entr(probs).sum(-1))  # [B], 0 log 0 = 0
         ids.append(torch.where(done, torch.full_like(tok, pad_id), tok))
         mask.append(~done)
         done = done | torch.isin(tok, stops)
         if t == max_new_tokens - 1 or (stop_check(dev, t) and done.all()):
             break
-        attn = torch.cat([attn, attn.new_ones(B, 1)], dim=1)  # [B, P+t+1]
-        out = model(input_ids=ids[-1][:, None], attention_mask=attn, position_ids=nxt[:, None],
-                    past_key_values=past, use_cache=True)
-        past, logits, nxt = out.past_key_values, out.logits[:, -1], nxt + 1
+        logits, nxt = step(ids[-1], nxt), nxt + 1  # [B, V]
     return torch.stack(ids, 1), torch.stack(mask, 1).long(), ~done
 
 
@@ -185,12 +189,14 @@ def completion_logprobs(model, batch: Rollout, temperature: float = 1.0, return_
 
 def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
             temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-            generator: torch.Generator | None = None, keep_sampling_mask: bool = False) -> Rollout:
+            generator: torch.Generator | None = None, keep_sampling_mask: bool = False,
+            keep_entropy: bool = False) -> Rollout:
     """Sample one completion per prompt (repeat prompts for a group) and decode them.
 
     ``keep_sampling_mask``: store the top-k/top-p mask of every step in
     ``Rollout.sampling_mask`` ([B, T, V] bool), so training log-probs use the same
     truncation as sampling (off by default: it costs B x T x V booleans).
+    ``keep_entropy``: store each token's sampling entropy in ``Rollout.sample_entropy``.
     """
     distinct = list(dict.fromkeys(prompts))  # a group's prompt is tokenized once
     enc = tokenizer(distinct, return_tensors="pt", padding=True, add_special_tokens=False)
@@ -202,10 +208,11 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
     model.eval()
     keep = [] if keep_sampling_mask and temperature > 0 else None
     logps = [] if temperature > 0 else None
+    entropies = [] if keep_entropy and temperature > 0 else None
     ids, mask, truncated = sample(
         model, enc["input_ids"], enc["attention_mask"], max_completion_length,
         tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator, keep,
-        logps)
+        logps, keep_entropy=entropies)
     model.train(was_training)
     texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
     batch = Rollout(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts),
@@ -214,6 +221,8 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
         batch.sampling_mask = torch.stack(keep[:ids.shape[1]], 1)  # [B, T, V]
     if logps:
         batch.sample_logp = torch.stack(logps, 1)  # [B, T]
+    if entropies:
+        batch.sample_entropy = torch.stack(entropies, 1)  # [B, T]
     return batch
 
 

@@ -61,11 +61,15 @@ def save(trainer, run_dir, limit: int | None = None) -> pathlib.Path:
     return dest
 
 
-def maybe_save(trainer) -> None:
-    """A checkpoint every ``config.save_steps`` steps of a named run (after the step is logged)."""
-    c = trainer.config
-    if trainer.log.path is not None and c.save_steps and trainer.global_step % c.save_steps == 0:
-        save(trainer, trainer.log.path, c.save_total_limit)
+def maybe_save(trainer, final: bool = False) -> None:
+    """A checkpoint every ``config.save_steps`` steps of a named run (after the step is logged);
+    ``final``: at the end of ``train()``, unless this step has one already."""
+    c, path = trainer.config, trainer.log.path
+    if path is None or not c.save_steps or trainer.global_step == 0:
+        return
+    due = trainer.global_step % c.save_steps == 0
+    if (due and not final) or (final and trainer.global_step not in steps(path)):
+        save(trainer, path, c.save_total_limit)
 
 
 def load(trainer, run_dir, step: int) -> None:

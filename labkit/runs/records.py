@@ -11,7 +11,8 @@ and ``<key>_last`` for the last update: :func:`inner_update_metrics`), ``len/mea
 ``len/truncated_frac``, ``entropy``, ``grad_norm``, ``loss``, ``loss/policy``, ``loss/kl``,
 ``time/rollout``; ``off_policy_mask`` adds ``mask/off_policy_frac`` (over the inner updates
 too); ``tis_cap`` adds ``tis/weight_mean|min|max``, ``tis/clipped_frac``, ``tis/logp_gap``
-(``labkit.core.tis``); dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
+(``labkit.core.tis``); ``skip_zero_advantage`` adds ``train/rows_frac``
+(``labkit.algos.zero_advantage``); dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
 (``labkit.algos.ppo``) ``vf/*``. README.md "Metric keys" is the table.
 """
 

@@ -1,0 +1,84 @@
+"""skip_zero_advantage (labkit.algos.zero_advantage): the same gradient and the same step record
+for less work.
+
+Two trainers from the same seed take one step each, one on every row and one on the rows with a
+nonzero advantage only; the gradient of every inner update, the loss, the grad norm and the
+whole-batch metrics (entropy, KL to pi_ref, clip fractions) agree to float rounding, for every
+loss type and both importance-sampling levels.
+"""
+
+import pytest
+import torch
+
+import labkit as lk
+from labkit.algos.config import GRPOConfig
+
+KW = {"prompts_per_step": 8, "num_generations": 4, "max_steps": 10, "seed": 0,
+      "num_iterations": 2, "save_steps": 0}
+SAME = ["loss", "loss/policy", "entropy", "grad_norm", "kl/k1", "kl/k3", "clip/region",
+        "clip/ratio_low", "clip/ratio_high", "clip/region_last", "reward/mean", "accuracy"]
+
+
+def one_step(skip: bool, **kw):
+    """(gradients of each inner update, the step's metrics, per-token rows) of one step."""
+    torch.set_num_threads(1)
+    tr = lk.GRPOTrainer("tiny", skip_zero_advantage=skip, **{**KW, **kw})
+    grads, step = [], tr.optimizer_step
+
+    def record(loss):
+        norm = step(loss)
+        grads.append(torch.cat([p.grad.flatten() for p in tr.params]))
+        return norm
+
+    tr.optimizer_step = record
+    m = tr.step()
+    return grads, m, tr.log.tokens
+
+
+@pytest.mark.parametrize("kw", [
+    {"loss_type": "dapo"}, {"loss_type": "grpo"}, {"loss_type": "dr_grpo"}, {"loss_type": "bnpo"},
+    {"loss_type": "cispo", "epsilon_high": 5.0}, {"importance_sampling_level": "sequence"},
+    {"num_iterations": 1, "mask_truncated_completions": True, "max_completion_length": 3},
+])
+def test_skipping_zero_advantage_rows_changes_neither_gradient_nor_record(kw):
+    (g_all, m_all, tok_all), (g_skip, m_skip, tok_skip) = one_step(False, **kw), one_step(True, **kw)
+    assert m_skip["train/rows_frac"] < 1  # some rows were skipped on this seed (0.625)
+    for i, (a, b) in enumerate(zip(g_all, g_skip)):  # every inner update; after the first the
+        assert (a - b).norm() <= (1e-5 if i == 0 else 1e-4) * a.norm()  # weights differ by rounding
+    for k in SAME:
+        assert m_skip[k] == pytest.approx(m_all[k], rel=1e-4, abs=1e-6), k
+    flat = (lambda rows: [x for row in rows["logp"] for x in row])  # the per-token record
+    assert flat(tok_skip) == pytest.approx(flat(tok_all), abs=1e-4)
+
+
+def test_a_batch_without_spread_trains_on_the_diagnostics_rows_only():
+    """Mutation check of the row choice: force every advantage but row 5's to 0."""
+    from labkit.algos import zero_advantage as za
+
+    torch.set_num_threads(1)
+    tr = lk.GRPOTrainer("tiny", skip_zero_advantage=True, diagnostics=2, **KW)
+    r = tr.collect()
+    tr.prepare(r)
+    r.advantages = torch.zeros_like(r.advantages)
+    r.advantages[5] = 1.0
+    rows, scale = za.trained_rows(r, tr.config, tr.max_len)
+    assert rows.tolist() == [0, 1, 5]
+    n = r.loss_mask.sum(-1)  # dapo: the kept rows' tokens over all tokens
+    assert scale.item() == pytest.approx((n[[0, 1, 5]].sum() / n.sum()).item())
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"beta": 0.04}, "skip_zero_advantage=True with beta=0.04"),
+    ({"entropy_coef": 0.01}, "entropy_coef=0.01"),
+])
+def test_skipping_is_refused_where_other_terms_reach_every_row(kw, message):
+    with pytest.raises(ValueError, match=message):
+        GRPOConfig(skip_zero_advantage=True, **kw)
+    with pytest.raises(ValueError, match="PPOTrainer does not apply it"):
+        lk.PPOConfig(skip_zero_advantage=True, beta=0.0)
+
+
+def test_top_k_sampling_trains_on_every_row():
+    """The sampler's entropy is of the truncated distribution then: no skipping, no record of it."""
+    _, m, _ = one_step(True, top_k=5)
+    assert m["train/rows_frac"] == 1.0
