@@ -27,7 +27,8 @@ def demo(args) -> int:
                           run_name=out.name, max_steps=args.steps, seed=args.seed,
                           learning_rate=args.lr, num_iterations=args.num_iterations,
                           num_generations=args.num_generations,
-                          prompts_per_step=args.prompts_per_step, beta=args.beta)
+                          prompts_per_step=args.prompts_per_step, beta=args.beta,
+                          skip_zero_advantage=not args.every_row)  # the demo's default
     m, tok, task = trainer.model, trainer.tokenizer, trainer.task
 
     def evaluate():
@@ -71,6 +72,8 @@ def main(argv=None) -> int:
     d.add_argument("--num-generations", type=int, default=D["num_generations"])
     d.add_argument("--prompts-per-step", type=int, default=D["prompts_per_step"])
     d.add_argument("--beta", type=float, default=D["beta"])
+    d.add_argument("--every-row", action="store_true", help="train on every completion, also "
+                   "those with advantage 0 (same gradient, slower; skip_zero_advantage=False)")
     from labkit.integrations.export import add_parser as add_export_parser
     add_export_parser(sub)
     args = ap.parse_args(argv)

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
-from labkit.cli import DEMO_DEFAULTS
+from labkit.algos.config import BASE_RUN
 from labkit.experiments import passk
 
 
@@ -18,8 +18,8 @@ def majority_at(v, t, k, subsets):
     return passk.majority_at_k(v, t, k, subsets, torch.Generator().manual_seed(0))
 
 
-def test_demo_config_is_the_cli_demo():
-    assert passk.DEMO == DEMO_DEFAULTS
+def test_the_experiment_trains_the_labs_base_run():
+    assert passk.BASE == BASE_RUN
 
 
 def test_majority_at_k_against_hand_counts():

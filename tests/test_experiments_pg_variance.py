@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 import torch
 
-from labkit.cli import DEMO_DEFAULTS
+from labkit.algos.config import BASE_RUN
 from labkit.experiments import pg_variance as pv
 
 
-def test_demo_config_is_the_cli_demo():
-    assert pv.DEMO == DEMO_DEFAULTS
+def test_the_experiment_trains_the_labs_base_run():
+    assert pv.BASE == BASE_RUN
 
 
 def test_gram_stats_against_direct_computation():

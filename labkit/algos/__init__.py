@@ -3,6 +3,7 @@
 ``base`` (the Trainer: model, device, optimizer step, run log, checkpoints, pause/resume/fork,
 progress bar), ``config`` (every algorithm's config, validated in one style), ``grpo`` (the GRPO
 family: GRPO, Dr. GRPO, DAPO, GSPO, CISPO, RLOO, REINFORCE), ``dapo`` (dynamic sampling and
-overlong shaping), ``zero_advantage`` (training on the rows with A != 0 only), ``ppo``, ``dpo``, ``reward_model`` (Bradley-Terry), ``sft``, ``pairs``
-(preference pairs from rollouts) and ``rlhf`` (SFT -> reward model -> RL, end to end).
+overlong shaping), ``zero_advantage`` (training on the rows with A != 0 only), ``ppo``,
+``dpo``, ``reward_model`` (Bradley-Terry), ``sft``, ``pairs`` (preference pairs from rollouts)
+and ``rlhf`` (SFT -> reward model -> RL, end to end).
 """

@@ -10,7 +10,7 @@ out of the policy's forward, and the loss of the rows kept is multiplied by
 
 (``labkit.core.token_weights``: within one ``loss_type`` the two weightings are proportional),
 so the loss and its gradient are the whole batch's. Only exact when nothing else in the loss
-reaches the skipped rows: beta = 0 and entropy_coef = 0 (the config refuses the rest).
+reaches the skipped rows: beta = 0 and entropy_coef = 0 (else every row trains).
 
 What the step records stays about the whole batch where it can: the entropy is the sampler's
 (pi_old, which the first update's pi_theta equals), KL to pi_ref is pi_old's, clip fractions
@@ -30,11 +30,13 @@ CLIP_KEYS = ("clip/ratio_low", "clip/ratio_high", "clip/region", "clip/delta")
 
 def trained_rows(r, config, max_len: int):
     """``(rows [b] long, scale)`` of rollout ``r`` to train on, or ``(None, None)`` to train on
-    all of it (nothing to skip; or top-k/top-p sampling, dynamic sampling, greedy decoding:
-    the sampler's log-probs and entropies are then not pi_old's to record from).
+    all of it: nothing to skip; beta > 0 or entropy_coef > 0 (their terms reach every row); or
+    top-k/top-p sampling, dynamic sampling, greedy decoding (the sampler's log-probs and
+    entropies are then not pi_old's to record from).
     The first ``diagnostics`` rows always train (the per-token record reads them)."""
     unfiltered = config.top_k == 0 and config.top_p >= 1.0  # the sampler's pi is pi_old's
-    if (not config.skip_zero_advantage or not unfiltered or r.sample_logp is None
+    exact = config.beta == 0 and config.entropy_coef == 0  # nothing else reaches a row with A = 0
+    if (not config.skip_zero_advantage or not (unfiltered and exact) or r.sample_logp is None
             or r.sample_entropy is None):
         return None, None
     adv = r.advantages if r.advantages.dim() == 2 else r.advantages[:, None]  # [B, 1] or [B, T]

@@ -12,8 +12,8 @@ The sweep trains the tiny policy with every (mu, eps) on one seed and budget and
 step, the clip fractions over all mu updates (``clip/region``) and at the last update
 (``clip/region_last``), the largest ratio and the approximate KL(pi_old || pi_theta) (``kl/old``).
 
-Departures, and why: the learning rate (1e-3, twice the demo's) is raised so that a few steps
-move the policy far enough to clip on a 0.9 M-parameter model; the demo's 5e-4 clips too
+Departures, and why: the learning rate (1e-3, twice the base run's) is raised so that a few steps
+move the policy far enough to clip on a 0.9 M-parameter model; the base run's 5e-4 clips too
 (clip/region_last ~0.05 at mu = 2) but less.
 """
 
@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from labkit.algos.config import DEMO_DEFAULTS
+from labkit.algos.config import BASE_RUN
 from labkit.algos.grpo import GRPOTrainer
 
 CLAIM = (
@@ -41,8 +41,8 @@ EPSILONS = (0.1, 0.2, 0.3)
 
 def train(mu: int, epsilon: float, steps: int, seed: int = 0, learning_rate: float = 1e-3,
           **overrides) -> GRPOTrainer:
-    """One GRPO run of the demo's configuration with ``num_iterations=mu``, ``epsilon``."""
-    cfg = {**DEMO_DEFAULTS, "max_steps": steps, "learning_rate": learning_rate,
+    """One GRPO run of the labs' base configuration with ``num_iterations=mu``, ``epsilon``."""
+    cfg = {**BASE_RUN, "max_steps": steps, "learning_rate": learning_rate,
            "num_iterations": mu, "epsilon": epsilon, "seed": seed, "diagnostics": 8,
            **overrides}
     tr = GRPOTrainer(**cfg)

@@ -17,8 +17,8 @@ Departures, and why:
 - ``entropy`` is the trainer's, from the logits of the FIRST inner update of each step, at the
   run's temperature tau: the tau = 1.2 arm reports the entropy of its tempered distribution.
 - Held-out accuracy is sampled at tau = 1 for every arm (the same yardstick).
-- GRPO runs the demo's configuration made more off-policy, ``DRIFT``: mu = 4 updates per batch
-  at lr 1e-3. With mu = 1 the ratio is 1 and nothing is clipped; at the demo's mu = 2, lr 5e-4
+- GRPO runs the labs' base configuration made more off-policy, ``DRIFT``: mu = 4 updates per batch
+  at lr 1e-3. With mu = 1 the ratio is 1 and nothing is clipped; at the base run's mu = 2, lr 5e-4
   the upper clip binds on ~0.4% of tokens (30 steps, seed 0), too rarely for clip-higher to act;
   at mu = 4, lr 1e-3 on ~2% (``clip/ratio_high``), closer to where DAPO used it.
 """
@@ -28,7 +28,7 @@ from __future__ import annotations
 import pandas as pd
 from tqdm.auto import tqdm
 
-from labkit.algos.config import DEMO_DEFAULTS as DEMO
+from labkit.algos.config import BASE_RUN as BASE
 from labkit.algos.grpo import GRPOTrainer
 from labkit.algos.ppo import PPOTrainer
 from labkit.runs.evaluate import accuracy
@@ -48,8 +48,8 @@ ENTROPY_ARMS = {
     "entropy bonus, c_H 0.05": {"entropy_coef": 0.05},
     "temperature 1.2": {"temperature": 1.2},
 }
-DRIFT = DEMO | {"num_iterations": 4, "learning_rate": 1e-3}
-"""The GRPO configuration of every GRPO arm: the demo's, mu = 4 at lr 1e-3 (see the header)."""
+DRIFT = BASE | {"num_iterations": 4, "learning_rate": 1e-3}
+"""The GRPO configuration of every GRPO arm: the base run's, mu = 4 at lr 1e-3 (see the header)."""
 BETAS = (0.0, 0.01, 0.04, 0.1, 0.3)
 KL_ARMS = {
     "PPO, beta 0": {"beta": 0.0},
@@ -82,7 +82,7 @@ def train(cls, label: str, steps: int, seed: int, heldout: int, **kw):
 
 def run(fast: bool = False, seed: int = 0, steps: int | None = None,
         ppo_steps: int | None = None, heldout: int | None = None, progress: bool = True) -> dict:
-    """(a) the entropy arms and (b) the beta sweep on ``DRIFT`` (the demo's GRPO, 32 x 4, made
+    """(a) the entropy arms and (b) the beta sweep on ``DRIFT`` (the base GRPO run, 32 x 4, made
     mu = 4 at lr 1e-3; beta = 0 is arm (a)'s first run), (c) PPO's KL placements at beta 0.1.
 
     Full: 60 GRPO steps, 60 PPO steps, 500 held-out prompts. Fast: 5, 3, 30.

@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from labkit.algos.config import DEMO_DEFAULTS as DEMO
+from labkit.algos.config import BASE_RUN as BASE
 from labkit.algos.grpo import GRPOTrainer
 from labkit.models.rollout import rollout
 from labkit.runs.evaluate import majority_correct, pass_at_k
@@ -120,17 +120,17 @@ def coverage(before: torch.Tensor, after: torch.Tensor, target: torch.Tensor) ->
 def run(fast: bool = False, seed: int = 0, steps: int | None = None, prompts: int | None = None,
         n: int | None = None, subsets: int = 32, temperature: float = 1.0,
         progress: bool = True) -> dict:
-    """Sample n answers per held-out prompt from the tiny policy, train it with the demo's GRPO
-    configuration, sample again with the same seed, and tabulate pass@k and maj@k.
+    """Sample n answers per held-out prompt from the tiny policy, train it with the labs'
+    base GRPO run (``BASE_RUN``), sample again with the same seed, and tabulate pass@k and maj@k.
 
     Full: 600 steps, 500 prompts x 64 samples. Fast: 30 steps, 50 prompts x 16 samples.
     Returns ``{"curves": DataFrame (model, k, pass@k, maj@k, ...), "coverage": dict,
     "run": RunLog, "config": dict}``.
     """
-    steps = steps or (30 if fast else DEMO["max_steps"])
+    steps = steps or (30 if fast else BASE["max_steps"])
     P, n = prompts or (50 if fast else 500), n or (16 if fast else 64)
     ks = [k for k in KS if k <= n]
-    trainer = GRPOTrainer("tiny", task="addition", seed=seed, **(DEMO | {"max_steps": steps}))
+    trainer = GRPOTrainer("tiny", task="addition", seed=seed, **(BASE | {"max_steps": steps}))
     task, examples = trainer.task, trainer.task.heldout[:P]
 
     def evaluate(name):

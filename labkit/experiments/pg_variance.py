@@ -21,8 +21,8 @@ JMLR 5: the variance-optimal baseline), which :func:`score_norms` measures.
 Departures, and why: PPO's gradient is its policy term only (the zero-initialised value head
 sends no gradient into the shared trunk at step 0); prompts are fixed and only completions vary,
 so the table isolates each estimator's own noise (the prompt sampler adds the same variance to
-every unbiased estimator). Training varies only the advantage inside the demo's configuration
-(``DEMO``: clipped token-mean loss, mu = 2); PPO gets ppo_epochs = mu on one minibatch, so every
+every unbiased estimator). Training varies only the advantage inside the labs' base configuration
+(``BASE``: clipped token-mean loss, mu = 2); PPO gets ppo_epochs = mu on one minibatch, so every
 method makes the same updates on the same number of samples.
 """
 
@@ -36,7 +36,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from labkit.algos.config import DEMO_DEFAULTS as DEMO
+from labkit.algos.config import BASE_RUN as BASE
 from labkit.algos.grpo import GRPOTrainer
 from labkit.algos.ppo import PPOTrainer
 from labkit.core.policy import policy_loss
@@ -160,8 +160,8 @@ def variance(model="tiny", tokenizer=None, K: int = 64, prompts: int = 32, seed:
     batches (the same prompts and completions)."""
     if isinstance(model, str):  # one policy object under every estimator
         model, tokenizer = load_policy(model)
-    common = {"num_generations": DEMO["num_generations"], "prompts_per_step": prompts,
-              "reward_funcs": DEMO["reward_funcs"], "track_kl": False, "beta": 0.0}
+    common = {"num_generations": BASE["num_generations"], "prompts_per_step": prompts,
+              "reward_funcs": BASE["reward_funcs"], "track_kl": False, "beta": 0.0}
     trainers = [make_trainer(k, model, tokenizer, **common) for k in keys]
     batches = fixed_batches(trainers[0], prompts, K, seed, shift, progress)
     grads = torch.stack([policy_gradients(trainers, r) for r in tqdm(
@@ -173,8 +173,8 @@ def variance(model="tiny", tokenizer=None, K: int = 64, prompts: int = 32, seed:
 def score_norms(model="tiny", tokenizer=None, prompts: int = 8, seed: int = 0) -> dict:
     """|s|^2 = ||grad log pi(o)||^2 per completion by reward, and the variance-optimal constant
     baseline b* = sum r |s|^2 / sum |s|^2 next to the mean reward (a backward per completion)."""
-    t = make_trainer("reinforce", model, tokenizer, num_generations=DEMO["num_generations"],
-                     prompts_per_step=prompts, reward_funcs=DEMO["reward_funcs"], track_kl=False)
+    t = make_trainer("reinforce", model, tokenizer, num_generations=BASE["num_generations"],
+                     prompts_per_step=prompts, reward_funcs=BASE["reward_funcs"], track_kl=False)
     r = fixed_batches(t, prompts, 1, seed + 1)[0]
     params = [p for p in t.model.parameters() if p.requires_grad]
     seq = (completion_logprobs(t.model, r) * r.completion_mask).sum(1)  # [B] log pi(o_i | q_i)
@@ -211,8 +211,8 @@ def _reach(log, level: float, window: int = 20) -> tuple[float, float]:
 
 
 def train_one(key: str, steps: int, seed: int = 0, heldout: int = 2000, progress: bool = False):
-    """The demo's run with estimator ``key``: (trainer, RunLog, its row of the training table)."""
-    trainer = make_trainer(key, "tiny", seed=seed, **(DEMO | {"max_steps": steps}))
+    """The base run with estimator ``key``: (trainer, RunLog, its row of the training table)."""
+    trainer = make_trainer(key, "tiny", seed=seed, **(BASE | {"max_steps": steps}))
     t0 = time.perf_counter()
     log = trainer.train(progress=progress)
     wall, r, n = time.perf_counter() - t0, log.metrics["reward/mean"], max(1, steps // 10)
@@ -230,12 +230,12 @@ def train_one(key: str, steps: int, seed: int = 0, heldout: int = 2000, progress
 
 def run(fast: bool = False, seed: int = 0, K: int | None = None, steps: int | None = None,
         prompts: int | None = None, heldout: int | None = None, progress: bool = True) -> dict:
-    """(b) every estimator trained on the demo's budget (same seed); (a) the gradient variance
+    """(b) every estimator trained on the base run's budget (same seed); (a) the gradient variance
     of every estimator at the cold start, at the cold start with rewards r - 1, and at the
     policy GRPO trained in (b). Full: 600 steps, 2000 held-out prompts, K = 64 batches of 32 x 4.
     Fast: 5 steps, 200 held-out, K = 8 batches of 16 x 4. Returns ``{"variance", "training":
     DataFrame, "score_norms": {setting: dict}, "logs": {label: RunLog}, "config"}``."""
-    K, steps = K or (8 if fast else 64), steps or (5 if fast else DEMO["max_steps"])
+    K, steps = K or (8 if fast else 64), steps or (5 if fast else BASE["max_steps"])
     prompts, heldout = prompts or (16 if fast else 32), heldout or (200 if fast else 2000)
     rows, logs, trained = [], {}, {}
     for key in tqdm(ESTIMATORS, desc="training", disable=not progress):
@@ -248,7 +248,7 @@ def run(fast: bool = False, seed: int = 0, K: int | None = None, steps: int | No
            variance(grpo.model, grpo.tokenizer, **kw).assign(setting=after)]
     norms = {"cold start": score_norms(seed=seed),
              after: score_norms(grpo.model, grpo.tokenizer, seed=seed)}
-    cfg = {"K": K, "prompts": prompts, "G": DEMO["num_generations"], "steps": steps,
+    cfg = {"K": K, "prompts": prompts, "G": BASE["num_generations"], "steps": steps,
            "heldout": heldout, "seed": seed, "policy params": grpo.model.num_parameters()}
     return {"variance": pd.concat(var, ignore_index=True), "score_norms": norms,
             "training": pd.DataFrame(rows), "logs": logs, "config": cfg}

@@ -10,7 +10,7 @@ in ``<answer>`` tags the cold-started model does not produce), and completions c
 answer ends (``max_completion_length`` too small). The doctor (``labkit.runs.diagnose``) should
 name each from the log alone, and say nothing about the healthy run.
 
-Departures, and why: the toy's "healthy" run is the demo config (``digit_partial``); the faults
+Departures, and why: the toy's "healthy" run is the labs' base config (``BASE_RUN``) (``digit_partial``); the faults
 are built in (a reward that can never fire, a length of 1 token), so "does not learn" is exact
 (grad_norm 0), not a statistical claim.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from labkit.algos.config import DEMO_DEFAULTS as DEMO
+from labkit.algos.config import BASE_RUN as BASE
 from labkit.algos.grpo import GRPOTrainer
 from labkit.rewards.code import run_code
 from labkit.runs.diagnose import diagnose
@@ -55,7 +55,7 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None) -> dict:
     steps = steps or (8 if fast else 150)
     logs, found = {}, {}
     for name, change in RUNS.items():
-        cfg = {**DEMO, "max_steps": steps, "seed": seed, **change}
+        cfg = {**BASE, "max_steps": steps, "seed": seed, **change}
         tr = GRPOTrainer(reward_funcs=cfg.pop("reward_funcs"), track_kl=False,
                          run_name=f"why-{name.replace(' ', '-')}", **cfg)
         tr.train(progress=False)
