@@ -88,12 +88,13 @@ def short_runs():
 
 @pytest.mark.slow
 def test_entropy_falls_and_what_holds_it_on_a_fixed_seed(short_runs):
-    # measured (seed 0, 20 steps): entropy 0.352 -> 0.271 plain; 0.293 with clip-higher (a gap
-    # of ~1 sd of the last steps: weak); 0.565 with c_H = 0.05 (the bonus overshoots: entropy
-    # rises above the start, reward 0.27 vs 0.42)
-    b, ch, bonus = short_runs["base"], short_runs["clip-higher"], short_runs["bonus"]
+    # measured (seed 0, 20 steps, 2026-11-25): entropy 0.352 -> 0.296 plain; 0.281 with
+    # clip-higher; 0.520 with c_H = 0.05 (the bonus overshoots: entropy rises above the start,
+    # reward 0.276 vs 0.423). Clip-higher vs plain is not asserted: before the training forwards
+    # were packed (a rounding-level change) it was 0.293 vs 0.271, the other way round; README:
+    # higher on 1 of 3 seeds in full mode, not reproduced.
+    b, bonus = short_runs["base"], short_runs["bonus"]
     assert b["entropy last"] < b["entropy first"] - 0.05
-    assert ch["entropy last"] > b["entropy last"]
     assert bonus["entropy last"] > bonus["entropy first"] > b["entropy last"]
     assert bonus["reward last"] < b["reward last"]
 
