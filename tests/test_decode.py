@@ -47,7 +47,8 @@ def test_lean_step_equals_hf_on_the_tiny_policy(tiny):
     assert decode.lean_ok(model)
     ids, mask = encode(tok, PROMPTS)
     assert (mask == 0).any()  # left padding is part of the test
-    tokens = torch.randint(4, len(tok), (len(PROMPTS), 6), generator=torch.Generator().manual_seed(0))
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randint(4, len(tok), (len(PROMPTS), 6), generator=g)
     hf, lean = both_decoders(model, ids, mask, tokens)
     torch.testing.assert_close(lean, hf, rtol=1e-5, atol=1e-4)  # measured: 1.6e-5
 

@@ -151,7 +151,7 @@ def test_a_batch_of_distinct_prompts_takes_one_plain_forward(policy64):
 
 
 def test_groups_of_unequal_size_fall_back_to_the_kv_cache(policy64):
-    """Packing needs G rows per prompt; a batch of 3 + 1 rows takes the cached path, same numbers."""
+    """Packing needs G rows per prompt: 3 + 1 rows take the cached path, same numbers."""
     model, tok = policy64
     b = rollout(model, tok, ["7+5=", "7+5=", "7+5=", "40+2="], 4, 1.0,
                 generator=torch.Generator().manual_seed(0))

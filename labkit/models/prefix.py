@@ -118,7 +118,7 @@ def packed_outputs(model, shared, completion_ids, completion_mask, hidden: bool 
                 output_hidden_states=hidden, logits_to_keep=G * T + 1)  # from the last prompt token
     back = order.argsort()  # [B] sorted row -> original row
 
-    def unpack(x):  # [U, 1 + G T, D] -> [B, T, D]: o_j's t-th token is predicted at t-1 (t=0: prompt)
+    def unpack(x):  # [U, 1 + G T, D] -> [B, T, D]; o_j's token t is predicted at t-1
         first = x[:, :1, None].expand(U, G, 1, x.shape[-1])  # [U, G, 1, D]
         rest = x[:, 1:].view(U, G, T, -1)[:, :, :-1]  # [U, G, T-1, D]
         return torch.cat([first, rest], 2).view(B, T, -1)[back]
