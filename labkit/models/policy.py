@@ -13,6 +13,7 @@ import copy
 import os
 import pathlib
 import string
+import warnings
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
@@ -132,7 +133,10 @@ def add_lora(model: torch.nn.Module, r: int = 16, alpha: float = 32,
         raise ValueError(f"r={r}: the LoRA rank must be 1 or more (8-64 is usual)")
     config = LoraConfig(r=r, lora_alpha=alpha, target_modules=target_modules,
                         lora_dropout=dropout, task_type="CAUSAL_LM")
-    return get_peft_model(model, config)
+    with warnings.catch_warnings():  # peft 0.21 reads transformers 5's deprecated alias
+        warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated",
+                                FutureWarning)
+        return get_peft_model(model, config)
 
 
 def enable_gradient_checkpointing(model: torch.nn.Module) -> torch.nn.Module:
