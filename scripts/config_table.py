@@ -1,9 +1,10 @@
 """Write docs/CONFIG.md: every field of every config in ``labkit.algos.config``.
 
-One table per ``@dataclass`` of the module (found, not listed): each field's default, its paper
-symbol (the module's ``SYMBOLS``, field -> symbol) and its meaning, the attribute docstring under
-the field. Those docstrings are not kept at runtime, so they are read from the source with
-``ast``; a subclass lists its inherited fields too, with its own defaults and docstrings.
+One table per ``@dataclass`` of the package's modules (found, not listed; in the order of the
+package's ``__all__``): each field's default, its paper symbol (the package's ``SYMBOLS``, field
+-> symbol) and its meaning, the attribute docstring under the field. Those docstrings are not
+kept at runtime, so they are read from the source with ``ast``; a subclass lists its inherited
+fields too, with its own defaults and docstrings.
 
     python scripts/config_table.py          # write docs/CONFIG.md
     python scripts/config_table.py --check  # exit 1 if docs/CONFIG.md is stale
@@ -51,11 +52,15 @@ def field_docstrings(cls: type) -> dict[str, str]:
 
 
 def config_classes(module: ModuleType) -> list[type]:
-    """The public dataclasses defined in ``module``, in source order."""
-    classes = [c for name, c in vars(module).items() if not name.startswith("_")
-               and inspect.isclass(c) and dataclasses.is_dataclass(c)
-               and c.__module__ == module.__name__]
-    return sorted(classes, key=lambda c: inspect.getsourcelines(c)[1])
+    """The public dataclasses defined in ``module`` or, a package, in its modules: in the order
+    of its ``__all__``, then any it leaves out by module and source line."""
+    order = list(getattr(module, "__all__", ()))
+    found = [(name, c) for name, c in vars(module).items() if not name.startswith("_")
+             and inspect.isclass(c) and dataclasses.is_dataclass(c)
+             and f"{c.__module__}.".startswith(f"{module.__name__}.")]
+    found.sort(key=lambda nc: (order.index(nc[0]) if nc[0] in order else len(order),
+                               nc[1].__module__, inspect.getsourcelines(nc[1])[1]))
+    return [c for _, c in found]
 
 
 def field_rows(cls: type) -> list[tuple[str, str, str]]:

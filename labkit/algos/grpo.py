@@ -4,8 +4,8 @@ One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions), one
 :class:`~labkit.models.rollout.Rollout` flowing through it:
   1. :meth:`GRPOTrainer.generate`: ``prompts_per_step`` prompts, G = ``num_generations``
      completions each;
-  2. :meth:`GRPOTrainer.score`: each reward function (TRL's signature), weighted sum, and the
-     task's verifier (``correct``);
+  2. :meth:`GRPOTrainer.score` (``labkit.algos.scoring``): each reward function (TRL's
+     signature), weighted sum, and the task's verifier (``correct``);
   3. :meth:`GRPOTrainer.advantages`: GRPO's group z-score A_i = (r_i - mean_group) /
      (std_group + 1e-4) (``scale_rewards``), or RLOO / REINFORCE baselines
      (``advantage_estimator``);
@@ -32,7 +32,8 @@ import torch
 
 from labkit.algos.base import StepRecord, Trainer
 from labkit.algos.config import GRPOConfig
-from labkit.algos.dapo import dynamic_sample, soft_overlong_penalty
+from labkit.algos.dapo import dynamic_sample
+from labkit.algos.scoring import RewardScoring
 from labkit.algos.zero_advantage import trained_rows, whole_batch_stats
 from labkit.core import (
     entropy_bonus,
@@ -46,8 +47,6 @@ from labkit.core import (
 )
 from labkit.models.policy import frozen_copy, is_peft
 from labkit.models.rollout import Rollout, completion_logprobs, rollout
-from labkit.rewards import get_reward, reward_name
-from labkit.rewards.runtime import RewardRunner, run_rewards, source_hash
 from labkit.runs.records import (
     group_correct,
     inner_update_metrics,
@@ -57,7 +56,7 @@ from labkit.runs.records import (
 )
 
 
-class GRPOTrainer(Trainer):
+class GRPOTrainer(RewardScoring, Trainer):
     """``GRPOTrainer(model="tiny", reward_funcs=[...], task="addition", max_steps=100).train()``.
 
     ``model`` is a name for :func:`labkit.load_policy` or a model (then pass ``tokenizer``).
@@ -76,36 +75,15 @@ class GRPOTrainer(Trainer):
         super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
 
     def setup(self) -> None:
-        self.reward_funcs = self._check_rewards(self.reward_funcs, self.config.reward_weights)
+        self.setup_rewards()
         wants_ref = self.config.beta > 0 or self.track_kl
         # LoRA: pi_ref is the same model with its adapter disabled, not a second copy
         self.adapter_ref = wants_ref and is_peft(self.model)
         self.ref_model = frozen_copy(self.model) if wants_ref and not self.adapter_ref else None
-        self._runner: RewardRunner | None = None  # built on first use (reward_runner)
-        self._runner_key: tuple | None = None
 
     # -- configuration -------------------------------------------------------------------
-    @staticmethod
-    def _check_rewards(funcs, weights):
-        funcs = [get_reward(f) for f in ([funcs] if callable(funcs) or isinstance(funcs, str)
-                                         else funcs)]
-        if not funcs:
-            raise ValueError("reward_funcs is empty: pass at least one reward function")
-        weights = [1.0] * len(funcs) if weights is None else list(weights)
-        if len(weights) != len(funcs):
-            raise ValueError(f"reward_weights has {len(weights)} values for {len(funcs)} reward "
-                             "functions: give one weight per function")
-        return list(zip(funcs, weights))
-
     def run_config(self) -> dict:
-        return {**super().run_config(), "track_kl": self.track_kl,
-                "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs],
-                "reward_version": self.reward_version}
-
-    @property
-    def reward_version(self) -> str:
-        """Each reward function's name, source hash and weight: ``name@hash x w, ...``."""
-        return ", ".join(f"{reward_name(f)}@{source_hash(f)} x{w:g}" for f, w in self.reward_funcs)
+        return {**super().run_config(), "track_kl": self.track_kl, **self.reward_run_config()}
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
@@ -135,25 +113,6 @@ class GRPOTrainer(Trainer):
                 changes["reward_funcs"] = reward_funcs
             self.log_event("update", changes)
 
-    def log_event(self, kind: str, changes: dict) -> None:
-        if "reward_funcs" in changes:  # names, not function objects
-            changes = {**changes, "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs]}
-        if "reward_funcs" in changes or "reward_weights" in changes:
-            changes = {**changes, "reward_version": self.reward_version}
-        super().log_event(kind, changes)
-
-    @property
-    def reward_runner(self) -> RewardRunner:
-        """The runner every reward call goes through (``labkit.rewards.runtime``), rebuilt when
-        ``reward_timeout``, ``reward_runtime``, ``reward_workers`` or ``reward_errors`` change."""
-        c = self.config
-        key = (c.reward_timeout, c.reward_runtime, c.reward_workers, c.reward_errors)
-        if self._runner is None or self._runner_key != key:
-            if self._runner is not None:
-                self._runner.close()
-            self._runner, self._runner_key = RewardRunner(*key), key
-        return self._runner
-
     @property
     def has_reference(self) -> bool:
         """True when pi_ref log-probs are computed (a frozen copy or the disabled adapter)."""
@@ -179,28 +138,6 @@ class GRPOTrainer(Trainer):
                     c.temperature, c.top_k, c.top_p, self.generator, c.truncated_logprobs,
                     keep_entropy=c.skip_zero_advantage)
         r.examples = examples
-        return r
-
-    def score(self, r: Rollout) -> Rollout:
-        """Fill ``r.rewards`` [B] (the weighted sum) and ``r.rewards_per_func`` (by name; with
-        ``overlong_buffer``, DAPO's soft overlong punishment as ``overlong``)."""
-        c = self.config
-        columns = self.task.columns(r.examples)
-        per_fn, info, errors = run_rewards(self.reward_runner, self.reward_funcs, r.completions,
-                                           columns)
-        r.info.update(info)
-        for name, err in errors.items():  # reward_errors='skip': the step goes on without it
-            self.log_event("reward_error", {"reward": name, "error": err})
-        dev = r.completion_ids.device
-        values = torch.tensor([list(v) for v in per_fn.values()], device=dev)  # [F, B] NaN: None
-        w = torch.tensor([w for _, w in self.reward_funcs], device=dev).unsqueeze(1)  # [F, 1]
-        total = torch.nansum(values * w, 0)  # [B]
-        if c.overlong_buffer:
-            pen = soft_overlong_penalty(r.lengths, c.max_completion_length, c.overlong_buffer,
-                                        c.overlong_penalty)  # [B]
-            per_fn["overlong"] = pen.tolist()
-            total = total + pen
-        r.rewards, r.rewards_per_func = total, per_fn
         return r
 
     def collect(self) -> Rollout:
