@@ -70,7 +70,7 @@ class DPOTrainer(Trainer):
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
-        return {"task": meta["task"], "pairs": load_jsonl(run_dir / "pairs.jsonl")}
+        return {**super().restore_kwargs(run_dir, meta), "pairs": load_jsonl(run_dir / "pairs.jsonl")}
 
     def postfix(self, m: dict) -> dict:
         return {"loss": f"{m['loss']:.3f}", "acc": f"{m['rewards/accuracies']:.2f}"}

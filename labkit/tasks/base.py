@@ -35,3 +35,16 @@ class Task:
     def columns(self, examples: list[Example]) -> dict[str, list]:
         """Dataset columns passed to reward functions as ``**columns`` (TRL's convention)."""
         return {"prompts": [e.prompt for e in examples], "answer": [e.answer for e in examples]}
+
+    def spec(self) -> dict:
+        """What ``get_task(self.name, **spec)`` needs besides the name to rebuild this task: {}
+        for a task made from its name alone. A run's ``config.json`` keeps it as
+        ``task_kwargs``, so ``from_run`` rebuilds the same task."""
+        return {}
+
+    def state_dict(self) -> dict:
+        """What the task learns while a run trains (a sampler's counts): part of checkpoints."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore :meth:`state_dict` (a checkpoint's)."""
