@@ -54,7 +54,8 @@ class DPOTrainer(Trainer):
         if self.pairs is None:
             prompts = self.task.sample_prompts(c.pair_prompts, self.rng)
             self.pairs = rollout_pairs(self.model, self.tokenizer, self.task, prompts,
-                                       c.num_generations, c.pair_mode, seed=c.seed)
+                                       c.num_generations, c.pair_mode, seed=c.seed,
+                                       max_completion_length=c.max_completion_length)
         if not self.pairs:
             raise ValueError("no preference pairs: give pairs=[{'prompt', 'chosen', 'rejected'}]"
                              " or raise pair_prompts / num_generations")

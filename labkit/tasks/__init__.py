@@ -14,7 +14,7 @@ offline. ``get_task(name)`` returns a :class:`Task`.
 """
 
 from labkit.tasks.arithmetic import Addition
-from labkit.tasks.base import Task
+from labkit.tasks.base import Task, max_completion_tokens
 from labkit.tasks.curriculum import PassRateSampler
 from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
@@ -58,4 +58,4 @@ def saved_task(meta: dict):
 
 
 __all__ = ["TASKS", "Addition", "AdditionRamble", "DatasetTask", "PassRateSampler", "Scratchpad", "Task", "from_dataset", "get_task",
-           "gsm8k", "saved_task"]
+           "gsm8k", "max_completion_tokens", "saved_task"]
