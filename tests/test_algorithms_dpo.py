@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from labkit.algos.dpo import DPOConfig, DPOTrainer, sequence_logprobs
+from labkit.algos.pairs import rollout_pairs
 from labkit.core import dpo_loss
+from labkit.tasks.base import Example, Task
 
 PAIRS = [{"prompt": "12+30=", "chosen": "42", "rejected": "43"},
          {"prompt": "05+05=", "chosen": "10", "rejected": "11"}]
@@ -15,6 +17,7 @@ PAIRS = [{"prompt": "12+30=", "chosen": "42", "rejected": "43"},
     ({"loss_type": "hinge"}, "loss_type='hinge'"),
     ({"pair_mode": "best"}, "pair_mode='best'"),
     ({"num_generations": 1}, "num_generations=1"),
+    ({"max_completion_length": 0}, "max_completion_length=0"),
 ])
 def test_bad_dpo_config_is_refused(kw, message):
     with pytest.raises(ValueError, match=message):
@@ -27,6 +30,45 @@ def test_rollout_pairs_prefer_what_the_verifier_accepts():
     for p in tr.pairs:
         answer = str(sum(int(x) for x in p["prompt"][:-1].split("+")))
         assert tr.task.verify(p["chosen"], answer) and not tr.task.verify(p["rejected"], answer)
+
+
+def test_pairs_are_built_on_scratchpad_with_the_thinking_policy():
+    """Scratchpad declares a whole completion's length (a thought, then the answer), not an
+    answer's: pairs are sampled up to it, so a thought fits and the verifier can accept."""
+    tr = DPOTrainer("tiny-think", task="scratchpad", pair_prompts=16, num_generations=4,
+                    max_steps=1, seed=0)
+    assert len(tr.pairs) >= 4
+    answer = {e.prompt: e.answer for e in tr.task.train}
+    for p in tr.pairs:
+        assert tr.task.verify(p["chosen"], answer[p["prompt"]])
+        assert not tr.task.verify(p["rejected"], answer[p["prompt"]])
+    assert any("</think><answer>" in p["chosen"] for p in tr.pairs)
+    short = rollout_pairs(tr.model, tr.tokenizer, tr.task, tr.task.train[:16], 8, "long2short")
+    assert short and all(len(p["chosen"]) < len(p["rejected"]) for p in short)
+
+
+class Unsized(Task):
+    """A task that declares no length (neither max_answer_chars nor max_completion_chars)."""
+
+    name = "unsized"
+
+    def __init__(self):
+        self.train = self.heldout = [Example("12+30=", "42")]
+
+    def verify(self, completion: str, answer: str) -> bool:
+        return completion.strip() == answer
+
+
+def test_a_task_without_a_length_needs_max_completion_length(tiny):
+    model, tok = tiny
+    with pytest.raises(ValueError, match="task 'unsized' gives no completion length.*"
+                                         "pass max_completion_length="):
+        rollout_pairs(model, tok, Unsized(), Unsized().train, 4)
+    with pytest.raises(ValueError, match="pass max_completion_length="):
+        DPOTrainer(model, tokenizer=tok, task=Unsized(), pair_prompts=2, num_generations=4)
+    tr = DPOTrainer(model, tokenizer=tok, task=Unsized(), pair_prompts=64, num_generations=8,
+                    max_completion_length=3, seed=0)
+    assert tr.pairs and all(p["chosen"] == "42" for p in tr.pairs)
 
 
 def test_first_step_is_core_dpo_loss_on_summed_logprobs(tiny):

@@ -1,10 +1,12 @@
 """``python -m labkit export-trl``: the exported TRL script runs, the accelerate configs load."""
 
+import ast
 import json
 import os
 import re
 import subprocess
 import sys
+import warnings
 
 import pandas as pd
 import pytest
@@ -114,3 +116,42 @@ def test_from_run_takes_the_runs_task_rewards_and_hyperparameters(tmp_path):
         assert field in text, field
     first = json.loads((out / "data" / "train.jsonl").read_text().splitlines()[0])
     assert first["prompt"].startswith("<|im_start|>user") and first["answer"] == ""
+
+
+def script_config(path) -> dict:
+    """The ``CONFIG`` dict literal of an exported script."""
+    tree = ast.parse(path.read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "CONFIG")
+    return ast.literal_eval(node.value)
+
+
+@pytest.mark.parametrize("labkit, trl", [
+    ({"gradient_checkpointing": True, "tis_cap": 2.0, "tis_mode": "sequence_truncate"},
+     {"activation_checkpointing": True, "vllm_importance_sampling_correction": True,
+      "vllm_importance_sampling_mode": "sequence_truncate",
+      "vllm_importance_sampling_clip_max": 2.0}),
+    ({}, {"activation_checkpointing": False,  # both on by default in TRL's GRPOConfig
+          "vllm_importance_sampling_correction": False})])
+def test_checkpointing_and_tis_reach_trls_config(tmp_path, labkit, trl):
+    cfg = GRPOConfig(prompts_per_step=2, num_generations=4, **labkit)
+    ex = export_trl(tmp_path / "out", cfg, "tiny", reward_funcs="exact_match", num_gpus=2,
+                    vllm="colocate")
+    config = script_config(ex.script)
+    assert config == ex.config
+    assert {k: config.get(k) for k in trl} == trl
+    text = ex.script.read_text()
+    assert "TRL applies TIS only when generation runs in vLLM" in text
+    assert "'activation_checkpointing': " in text and "# labkit's gradient_checkpointing" in text
+    from trl import GRPOConfig as TRLConfig
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # no deprecated names
+        args = TRLConfig(**{**config, "output_dir": str(tmp_path / "run"), "use_cpu": True,
+                            "bf16": False})
+    for k, v in trl.items():
+        assert getattr(args, k) == v, k
+    assert args.gradient_checkpointing == labkit.get("gradient_checkpointing", False)
+    if not labkit:  # why the export sets both: TRL's defaults turn them on
+        with pytest.warns(FutureWarning, match="gradient_checkpointing"):
+            default = TRLConfig(output_dir=str(tmp_path / "d"), use_cpu=True, bf16=False)
+        assert default.activation_checkpointing and default.vllm_importance_sampling_correction

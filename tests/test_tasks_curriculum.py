@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import labkit as lk
-from labkit.tasks import get_task
+from labkit.tasks import Addition, get_task
 from labkit.tasks.curriculum import PassRateSampler
 
 
@@ -41,3 +41,54 @@ def test_bad_input_names_the_field():
         PassRateSampler(get_task("addition"), weight="hardest")
     with pytest.raises(ValueError, match="pool"):
         PassRateSampler(get_task("addition"), pool=0)
+
+
+# a short GRPO run on a 6-prompt pool: after a few steps the failure weights differ a lot
+RUN = {"num_generations": 4, "prompts_per_step": 4, "seed": 3, "lr_scheduler_type": "constant",
+       "max_steps": 100, "learning_rate": 3e-3, "save_steps": 1, "diagnostics": 1}
+
+
+def sampler() -> PassRateSampler:
+    return PassRateSampler(get_task("addition"), weight="failure", pool=6, seed=2)
+
+
+def test_a_named_run_on_a_sampler_resumes_to_the_same_metrics_and_counts(runs, resume):
+    """config.json keeps the sampler's name, pool and seed; checkpoints its counts n_i, c_i:
+    a run stopped after step 2 and resumed by name repeats the uninterrupted run."""
+    straight = lk.GRPOTrainer(task=sampler(), run_name="straight", **RUN)
+    straight.train(4, progress=False)
+    tr = lk.GRPOTrainer(task=sampler(), run_name="stopped", **RUN)
+    tr.train(2, progress=False)
+    meta = lk.load_run("stopped").config
+    assert (meta["task"], meta["task_kwargs"]) == ("addition+failure", {"pool": 6, "seed": 2})
+    tr = lk.GRPOTrainer.from_run("stopped")
+    assert isinstance(tr.task, PassRateSampler) and tr.task.train == sampler().train
+    assert sum(tr.task.seen.values()) == 2 * 4 * 4  # the counts of steps 1-2, restored
+    tr.train(2, progress=False)
+    resume.assert_same("straight", "stopped", 4)
+    assert (tr.task.seen, tr.task.right) == (straight.task.seen, straight.task.right)
+
+
+def test_a_sampler_is_rebuilt_from_its_name_and_refuses_another_pools_counts():
+    t = get_task("scratchpad+variance", pool=8, seed=1)
+    assert (t.name, t.weight, t.spec()) == ("scratchpad+variance", "variance",
+                                            {"pool": 8, "seed": 1})
+    assert t.train == PassRateSampler(get_task("scratchpad"), "variance", 8, 1).train
+    with pytest.raises(ValueError, match="weight='hardest'"):
+        get_task("scratchpad+hardest")
+    with pytest.raises(ValueError, match="another prompt pool"):
+        t.load_state_dict(get_task("scratchpad+variance", pool=8, seed=2).state_dict())
+
+
+class Renamed(Addition):
+    name = "my_addition"  # not in TASKS: get_task cannot rebuild it from its name
+
+
+def test_a_sampler_on_an_unregistered_task_resumes_when_the_task_is_passed_again(runs):
+    t = PassRateSampler(Renamed(), weight="failure", pool=6, seed=2)
+    lk.GRPOTrainer(task=t, run_name="mine", **RUN).train(1, progress=False)
+    with pytest.raises(ValueError, match="unknown task 'my_addition'"):
+        lk.GRPOTrainer.from_run("mine")
+    again = PassRateSampler(Renamed(), weight="failure", pool=6, seed=2)
+    tr = lk.GRPOTrainer.from_run("mine", task=again)
+    assert tr.task is again and again.seen == t.seen and sum(again.seen.values()) == 16

@@ -32,7 +32,7 @@ from labkit.models.memory import memory_report, out_of_memory_error
 from labkit.models.policy import enable_gradient_checkpointing, load_policy
 from labkit.runs import checkpoint
 from labkit.runs.log import RunLog, runs_root
-from labkit.tasks import get_task
+from labkit.tasks import get_task, saved_task
 from labkit.utils import set_seed
 
 OUT_OF_MEMORY = getattr(torch, "OutOfMemoryError", None) or torch.cuda.OutOfMemoryError
@@ -140,25 +140,32 @@ class Trainer:
         return [self.config.learning_rate]
 
     def run_config(self) -> dict:
-        """What ``config.json`` holds: the config, and what is needed to rebuild the trainer."""
-        return {**self.config.to_dict(), "algorithm": self.algorithm,
+        """What ``config.json`` holds: the config, and what is needed to rebuild the trainer
+        (the task's name and, when it has them, its ``task_kwargs``: :meth:`Task.spec`)."""
+        meta = {**self.config.to_dict(), "algorithm": self.algorithm,
                 "task": None if self.task is None else self.task.name, "model": self.model_name}
+        if self.task is not None and self.task.spec():
+            meta["task_kwargs"] = self.task.spec()
+        return meta
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
         """Constructor arguments (beyond model, config, run_name) to rebuild a run's trainer."""
-        return {"task": meta.get("task")}
+        return {"task": saved_task(meta)}
 
     def train_step(self) -> StepRecord:
         """One step of the algorithm: sample or draw data, optimise, return what to record."""
         raise NotImplementedError
 
     def extra_state(self) -> dict:
-        """Algorithm state beyond model and optimizer for checkpoints (a value head, ...)."""
-        return {}
+        """State beyond model and optimizer for checkpoints: the task's (a pass-rate sampler's
+        counts, :meth:`Task.state_dict`); a subclass adds its own (a value head, ...)."""
+        return {} if self.task is None else {"task": self.task.state_dict()}
 
     def load_extra_state(self, state: dict) -> None:
-        pass
+        """Restore :meth:`extra_state` (checkpoints written before the task's state have none)."""
+        if self.task is not None and "task" in state:
+            self.task.load_state_dict(state["task"])
 
     def check_update(self, new) -> None:
         """Refuse a config change the trainer cannot apply between steps (raise ValueError)."""
@@ -257,6 +264,8 @@ class Trainer:
 
     def log_event(self, kind: str, changes: dict) -> None:
         """An ``events`` row: what changed, after which step (figures mark it)."""
+        if hasattr(changes.get("task"), "name"):  # a Task passed to from_run/fork: its name
+            changes = {**changes, "task": changes["task"].name}
         self.log.log("events", [{"step": self.global_step, "kind": kind, **changes}])
 
     # -- checkpoints -----------------------------------------------------------------------

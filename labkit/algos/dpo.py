@@ -54,7 +54,8 @@ class DPOTrainer(Trainer):
         if self.pairs is None:
             prompts = self.task.sample_prompts(c.pair_prompts, self.rng)
             self.pairs = rollout_pairs(self.model, self.tokenizer, self.task, prompts,
-                                       c.num_generations, c.pair_mode, seed=c.seed)
+                                       c.num_generations, c.pair_mode, seed=c.seed,
+                                       max_completion_length=c.max_completion_length)
         if not self.pairs:
             raise ValueError("no preference pairs: give pairs=[{'prompt', 'chosen', 'rejected'}]"
                              " or raise pair_prompts / num_generations")
@@ -70,7 +71,7 @@ class DPOTrainer(Trainer):
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
-        return {"task": meta["task"], "pairs": load_jsonl(run_dir / "pairs.jsonl")}
+        return {**super().restore_kwargs(run_dir, meta), "pairs": load_jsonl(run_dir / "pairs.jsonl")}
 
     def postfix(self, m: dict) -> dict:
         return {"loss": f"{m['loss']:.3f}", "acc": f"{m['rewards/accuracies']:.2f}"}

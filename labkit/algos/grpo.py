@@ -87,7 +87,7 @@ class GRPOTrainer(RewardScoring, Trainer):
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
-        return {"task": meta["task"], "reward_funcs": meta["reward_funcs"],
+        return {**super().restore_kwargs(run_dir, meta), "reward_funcs": meta["reward_funcs"],
                 "track_kl": meta.get("track_kl", True)}
 
     def check_update(self, new) -> None:

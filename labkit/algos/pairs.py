@@ -14,6 +14,7 @@ import torch
 
 from labkit.core.options import PAIR_MODES, choose
 from labkit.models.rollout import rollout
+from labkit.tasks.base import max_completion_tokens
 
 
 def rank_pairs(prompt: str, completions: list[str], correct: list[bool], mode: str,
@@ -40,16 +41,20 @@ def rank_pairs(prompt: str, completions: list[str], correct: list[bool], mode: s
 @torch.no_grad()
 def rollout_pairs(model, tokenizer, task, examples, num_generations: int = 8,
                   mode: str = "correct_vs_incorrect", temperature: float = 1.0, seed: int = 0,
-                  per_prompt: int = 1, batch_size: int = 512) -> list[dict]:
+                  per_prompt: int = 1, batch_size: int = 512,
+                  max_completion_length: int | None = None) -> list[dict]:
     """Sample ``num_generations`` completions of each example's prompt, judge them with the
-    task's verifier and keep up to ``per_prompt`` pairs per prompt (see :func:`rank_pairs`)."""
+    task's verifier and keep up to ``per_prompt`` pairs per prompt (see :func:`rank_pairs`).
+    Completions are up to ``max_completion_length`` tokens (None: what the task declares,
+    :func:`~labkit.tasks.base.max_completion_tokens`; a task that declares nothing needs it)."""
+    max_len = max_completion_tokens(task, max_completion_length)
     gen = torch.Generator(next(model.parameters()).device).manual_seed(seed)
     items = [e for e in examples for _ in range(num_generations)]
     texts = []
     for i in range(0, len(items), batch_size):
         chunk = items[i:i + batch_size]
-        texts += rollout(model, tokenizer, [e.prompt for e in chunk],
-                         task.max_answer_chars + 1, temperature, generator=gen).completions
+        texts += rollout(model, tokenizer, [e.prompt for e in chunk], max_len, temperature,
+                         generator=gen).completions
     pairs = []
     for k, e in enumerate(examples):
         outs = texts[k * num_generations:(k + 1) * num_generations]

@@ -67,9 +67,10 @@ class PPOTrainer(GRPOTrainer):
         return [c.learning_rate, c.value_learning_rate or c.learning_rate]
 
     def extra_state(self) -> dict:
-        return {"value_head": self.value_head.state_dict()}
+        return {**super().extra_state(), "value_head": self.value_head.state_dict()}
 
     def load_extra_state(self, state: dict) -> None:
+        super().load_extra_state(state)
         self.value_head.load_state_dict(state["value_head"])
 
     def forward(self, r: Rollout, rows=slice(None), pack: bool = True):

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-
 from labkit.core.options import REJECTION_KEEPS, choose
-from labkit.models.rollout import rollout
+from labkit.runs.evaluate import probe
 from labkit.tasks.scratchpad import parse
 
 
@@ -61,11 +59,11 @@ class RejectionSample:
                 "prompts_covered": len({p for p, k in zip(self.prompts, kept) if k})}
 
 
-@torch.no_grad()
 def rejection_sample(model, tokenizer, task, examples, n: int = 1, keep: str = "correct",
                      max_completion_length: int = 64, temperature: float = 1.0, seed: int = 0,
                      batch_size: int = 512) -> RejectionSample:
-    """Sample ``n`` completions for each example (seeded generator) and verify each.
+    """Sample ``n`` completions for each example (seeded generator) and verify each: a
+    :func:`~labkit.runs.evaluate.probe` of ``examples``.
 
     With ``n=1`` on held-out examples, ``.stats()`` is a held-out probe: sampled accuracy,
     think rate and mean length at ``temperature``.
@@ -73,15 +71,9 @@ def rejection_sample(model, tokenizer, task, examples, n: int = 1, keep: str = "
     choose("keep", keep, REJECTION_KEEPS)
     if n < 1:
         raise ValueError(f"n={n}: draw at least 1 completion per prompt")
-    gen = torch.Generator(next(model.parameters()).device).manual_seed(seed)
-    items = [e for e in examples for _ in range(n)]
-    texts, lengths = [], []
-    for i in range(0, len(items), batch_size):
-        b = rollout(model, tokenizer, [e.prompt for e in items[i:i + batch_size]],
-                    max_completion_length, temperature, generator=gen)
-        texts += b.completions
-        lengths += b.lengths.tolist()
+    p = probe(model, tokenizer, task, examples=examples, samples=n, temperature=temperature,
+              max_completion_length=max_completion_length, seed=seed, batch_size=batch_size)
     return RejectionSample(
-        [e.prompt for e in items], texts, [e.answer for e in items],
-        [bool(task.verify(c, e.answer)) for c, e in zip(texts, items)],
-        [bool(parse(c).well_formed and parse(c).think) for c in texts], lengths, keep)
+        [e.prompt for e in p.examples], p.completions, [e.answer for e in p.examples],
+        p.correct, [bool(parse(c).well_formed and parse(c).think) for c in p.completions],
+        p.lengths, keep)

@@ -139,7 +139,7 @@ class RewardModelTrainer(Trainer):
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
-        return {"task": meta.get("task"), "readout": meta["readout"],
+        return {**super().restore_kwargs(run_dir, meta), "readout": meta["readout"],
                 "pairs": load_jsonl(run_dir / "pairs.jsonl"),
                 "heldout": load_jsonl(run_dir / "heldout.jsonl")[0]["heldout"]}
 

@@ -44,7 +44,8 @@ class SFTTrainer(Trainer):
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
         rows = load_jsonl(run_dir / "pairs.jsonl")
-        return {"task": meta.get("task"), "pairs": [(r["prompt"], r["target"]) for r in rows]}
+        return {**super().restore_kwargs(run_dir, meta),
+                "pairs": [(r["prompt"], r["target"]) for r in rows]}
 
     def train_step(self) -> StepRecord:
         batch = tokenize_pairs(self.tokenizer,

@@ -32,6 +32,7 @@ from labkit.experiments import search
 from labkit.models.policy import load_policy
 from labkit.rewards.process import step_correctness
 from labkit.rewards.reasoning import answer_match
+from labkit.runs.evaluate import probe
 from labkit.tasks import get_task
 
 CLAIM = (
@@ -49,8 +50,10 @@ ARMS = ("GRPO, outcome", "GRPO, process", "PPO, outcome", "PPO, process")
 
 
 def heldout(model, tokenizer, examples, seed: int = 0) -> dict:
-    """Held-out sampled (T = 1) accuracy, think rate and right-step share of the thoughts."""
-    texts = [row[0] for row in search.sample(model, tokenizer, examples, 1, seed)]
+    """Held-out sampled (T = 1) accuracy, think rate and right-step share of the thoughts
+    (:func:`~labkit.runs.evaluate.probe`, as :func:`labkit.experiments.search.sample`)."""
+    texts = probe(model, tokenizer, search.scratchpad(), examples=examples,
+                  max_completion_length=search.MAX_LEN, seed=seed).completions
     prompts = [e.prompt for e in examples]
     acc = answer_match(texts, answer=[e.answer for e in examples])
     steps = [s for s in step_correctness(texts, prompts) if s is not None]

@@ -27,8 +27,8 @@ import torch
 
 from labkit.algos.grpo import GRPOTrainer
 from labkit.models.policy import load_policy
-from labkit.models.rollout import rollout
 from labkit.rewards.reasoning import think_format
+from labkit.runs.evaluate import probe
 from labkit.tasks import get_task
 from labkit.tasks.scratchpad import notation_of, parse
 
@@ -98,17 +98,15 @@ def train(name: str, model: str, rewards: list, weights: list[float], steps: int
     return trainer, time.perf_counter() - t0
 
 
-@torch.no_grad()
 def heldout(model, tokenizer, n: int = 200, seed: int = 0) -> dict:
     """Held-out stats, one sample per prompt at temperature 1 on the first ``n`` held-out
-    prompts: accuracy, well-formed rate, think rate, mixing rate (of thoughts), mean length
-    (characters) of all and of correct completions."""
-    task = get_task("scratchpad")
-    ex = task.heldout[:n]
-    b = rollout(model, tokenizer, [e.prompt for e in ex], SETUP["max_completion_length"], 1.0,
-                generator=torch.Generator().manual_seed(seed))
-    c = b.completions
-    ok = np.array([task.verify(x, e.answer) for x, e in zip(c, ex)], dtype=float)
+    prompts (:func:`~labkit.runs.evaluate.probe`, one batch): accuracy, well-formed rate, think
+    rate, mixing rate (of thoughts), mean length (characters) of all and of correct
+    completions."""
+    p = probe(model, tokenizer, get_task("scratchpad"), n,
+              max_completion_length=SETUP["max_completion_length"], seed=seed, batch_size=None)
+    c = p.completions
+    ok = np.array(p.correct, dtype=float)
     length = np.array([len(x) for x in c], dtype=float)
     mix = [m for m in mixed(c) if m is not None]
     return {"accuracy": ok.mean(), "well_formed": np.mean(well_formed(c)),

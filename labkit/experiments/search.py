@@ -20,6 +20,8 @@ count is what a sampler stopping at the step's end would spend, not what we comp
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from labkit.algos.verifier import StepVerifier, solution_score, train_verifier, verifier_quality
@@ -27,6 +29,7 @@ from labkit.experiments.passk import majority_at_k
 from labkit.models.policy import load_policy
 from labkit.models.rollout import rollout
 from labkit.rewards.process import process_steps
+from labkit.runs.evaluate import probe
 from labkit.tasks import get_task
 from labkit.tasks.arithmetic import parse_int
 from labkit.tasks.scratchpad import parse
@@ -43,17 +46,19 @@ MAX_LEN = 64  # the longest scratchpad completion is 52 characters + eos
 STEP_LEN = 32  # the longest next step, "</think><answer>45</answer>" + eos, is 28 tokens
 
 
-@torch.no_grad()
 def sample(model, tokenizer, examples, n: int, seed: int = 0, temperature: float = 1.0,
            batch_size: int = 512) -> list[list[str]]:
-    """n completions per example, T = ``temperature``: texts [P][n]."""
-    gen = torch.Generator().manual_seed(seed)
-    prompts = [e.prompt for e in examples for _ in range(n)]
-    flat = []
-    for i in range(0, len(prompts), batch_size):
-        flat += rollout(model, tokenizer, prompts[i:i + batch_size], MAX_LEN, temperature,
-                        generator=gen).completions
-    return [flat[j * n:(j + 1) * n] for j in range(len(examples))]
+    """n completions per scratchpad example, T = ``temperature``
+    (:func:`~labkit.runs.evaluate.probe`): texts [P][n]."""
+    return probe(model, tokenizer, scratchpad(), examples=examples, samples=n,
+                 temperature=temperature, max_completion_length=MAX_LEN, seed=seed,
+                 batch_size=batch_size).by_prompt(n)
+
+
+@functools.cache
+def scratchpad():
+    """The scratchpad task, built once (its verifier judges :func:`sample`'s completions)."""
+    return get_task("scratchpad")
 
 
 def answer_of(completion: str) -> int:

@@ -11,8 +11,11 @@ labkit's plots, dashboard figure and report work on a TRL run.
 
 :func:`trl_config` maps a labkit :class:`~labkit.config.GRPOConfig` to TRL's ``GRPOConfig``:
 one labkit step (``prompts_per_step`` x ``num_generations`` completions, one optimizer step per
-inner iteration) is one TRL step; with no GPU it sets ``bf16=False, use_cpu=True,
-activation_checkpointing=False``.
+inner iteration) is one TRL step; ``gradient_checkpointing`` is TRL's
+``activation_checkpointing`` (transformers 5's name; ``gradient_checkpointing`` is its deprecated
+alias, which TRL sets to True by default), ``tis_cap``/``tis_mode`` are TRL's
+``vllm_importance_sampling_*`` (TRL applies them only when vLLM generates); with no GPU it sets
+``bf16=False, use_cpu=True``.
 """
 
 from __future__ import annotations
@@ -191,7 +194,7 @@ def trl_config(cfg: GRPOConfig | None = None, output_dir: str = "trl-run", task=
 
     ``per_device_train_batch_size`` = prompts_per_step x num_generations / num_processes, so
     one TRL step trains on the same completions as one labkit step. No GPU: ``bf16=False,
-    use_cpu=True, activation_checkpointing=False``. ``overrides`` win over everything.
+    use_cpu=True``. ``overrides`` win over everything.
 
     >>> a = trl_config(GRPOConfig(num_generations=4, prompts_per_step=2, max_completion_length=8))
     >>> a.per_device_train_batch_size, a.num_generations, a.loss_type, a.log_completions
@@ -238,6 +241,34 @@ def trl_kwargs(cfg: GRPOConfig, output_dir: str = "trl-run", task=None, num_proc
               log_completions=True, save_strategy="no", report_to=[], disable_tqdm=True,
               max_steps=cfg.max_steps * cfg.num_iterations)  # TRL counts optimizer steps
     kw["temperature"] = cfg.temperature or 1e-5  # TRL samples; labkit's 0 means greedy
+    # explicit: TRL's GRPOConfig defaults to checkpointing on (gradient_checkpointing=True)
+    kw["activation_checkpointing"] = cfg.gradient_checkpointing
+    kw.update(tis_kwargs(cfg))
     if not gpu:
-        kw.update(bf16=False, use_cpu=True, activation_checkpointing=False)
+        kw.update(bf16=False, use_cpu=True)
     return kw
+
+
+TIS_NOTE = "TRL applies TIS only when generation runs in vLLM (use_vllm=True)"
+NOTES = {"activation_checkpointing": "labkit's gradient_checkpointing",
+         "vllm_importance_sampling_correction": f"labkit's tis_cap (None: off); {TIS_NOTE}",
+         "vllm_importance_sampling_mode": "labkit's tis_mode",
+         "vllm_importance_sampling_clip_max": "labkit's tis_cap, C"}
+"""Comments the exported script writes beside these TRL fields."""
+
+
+def tis_kwargs(cfg: GRPOConfig) -> dict:
+    """TRL's ``vllm_importance_sampling_*`` for labkit's truncated importance sampling
+    (``tis_cap`` C, ``tis_mode``: the same four mode names). ``tis_cap=None`` turns TRL's off:
+    it is on by default (``sequence_mask``, C = 3). TRL applies it only to vLLM generations.
+
+    >>> tis_kwargs(GRPOConfig(tis_cap=2.0))["vllm_importance_sampling_clip_max"]
+    2.0
+    >>> tis_kwargs(GRPOConfig())
+    {'vllm_importance_sampling_correction': False}
+    """
+    if cfg.tis_cap is None:
+        return {"vllm_importance_sampling_correction": False}
+    return {"vllm_importance_sampling_correction": True,
+            "vllm_importance_sampling_mode": cfg.tis_mode,
+            "vllm_importance_sampling_clip_max": cfg.tis_cap}

@@ -83,12 +83,12 @@ def env_script_text(trl_kwargs: dict, model: str, env: str, reward_funcs, max_tu
     >>> "ENV = 'calculator'" in text and "rollout_func(env_cls" in text
     True
     """
-    from labkit.integrations.trl_script import reward_code
+    from labkit.integrations.trl_script import config_text, reward_code
 
     code, names = reward_code(reward_funcs)
-    config = "{\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in trl_kwargs.items()) + "}"
     return ENV_SCRIPT.format(source=f"model {model}, environment {env}", reward_code=code,
-                             model=model, env=env, max_turns=max_turns, config=config,
+                             model=model, env=env, max_turns=max_turns,
+                             config=config_text(trl_kwargs),
                              reward_names=", ".join(names))
 
 

@@ -70,9 +70,26 @@ def script_text(trl_kwargs: dict, model: str, task_name: str, reward_funcs) -> s
     True
     """
     code, names = reward_code(reward_funcs)
-    config = "{\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in trl_kwargs.items()) + "}"
     return SCRIPT.format(source=f"model {model}, task {task_name}", reward_code=code,
-                         model=model, config=config, reward_names=", ".join(names))
+                         model=model, config=config_text(trl_kwargs),
+                         reward_names=", ".join(names))
+
+
+def config_text(trl_kwargs: dict) -> str:
+    """``trl_kwargs`` as a dict literal, one field a line, with a comment where a field is
+    labkit's under another name (``trl_bridge.NOTES``).
+
+    >>> print(config_text({"beta": 0.0, "activation_checkpointing": False}))
+    {
+        'beta': 0.0,
+        'activation_checkpointing': False,  # labkit's gradient_checkpointing
+    }
+    """
+    from labkit.integrations.trl_bridge import NOTES
+
+    lines = [f"    {k!r}: {v!r}," + (f"  # {NOTES[k]}" if k in NOTES else "")
+             for k, v in trl_kwargs.items()]
+    return "{\n" + "\n".join(lines) + "\n}"
 
 
 def reward_code(specs) -> tuple[str, list[str]]:

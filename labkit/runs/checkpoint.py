@@ -3,9 +3,10 @@
 ``runs/<name>/checkpoints/step-000012/state.pt`` holds everything the next step depends on: the
 model's and optimizer's state, the scheduler's step, the trainer's config and step, and the
 random states (Python's ``random`` and the trainer's prompt sampler, torch's global generator and
-the trainer's sampling generator); the data a run trains on (DPO's and the reward model's pairs,
-SFT's examples) is in ``runs/<name>/pairs.jsonl``. A checkpoint is written to a temporary folder and renamed, so
-a process killed while saving leaves the previous one intact. With all of that restored, a
+the trainer's sampling generator), the task's state (a pass-rate sampler's counts); the data a
+run trains on (DPO's and the reward model's pairs, SFT's examples) is in
+``runs/<name>/pairs.jsonl``. A checkpoint is written to a temporary folder and renamed, so a
+process killed while saving leaves the previous one intact. With all of that restored, a
 resumed run on CPU repeats an uninterrupted run's metrics exactly (tests/test_runs_resume.py).
 
 pi_ref is not saved: it is rebuilt from the model the run started from (its ``model`` name in
@@ -125,6 +126,8 @@ def _build(cls, run_dir, step, model, tokenizer, changes, run_name):
             raise ValueError(f"{run_dir} was trained on a model passed as an object: pass it "
                              "again (model=..., tokenizer=...)")
         model = meta["model"]
+    if "task" in changes:  # a task passed again replaces the stored one: nothing to rebuild
+        meta = {**meta, "task_kwargs": None}
     kwargs = {**cls.restore_kwargs(run_dir, meta), **changes}
     trainer = cls(model=model, config=config, tokenizer=tokenizer, run_name=run_name, **kwargs)
     load(trainer, run_dir, step)

@@ -1,35 +1,84 @@
-"""Held-out evaluation: accuracy under greedy and sampled decoding, pass@k and maj@k."""
+"""Held-out evaluation: one probe (sampled completions and their verdicts), accuracy under
+greedy and sampled decoding, pass@k and maj@k."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import torch
 
 from labkit.models.rollout import rollout
+from labkit.tasks.base import Example, max_completion_tokens
+
+
+@dataclass
+class Probe:
+    """What :func:`probe` drew: each prompt's ``samples`` completions in a row, the verifier's
+    verdicts and the lengths in tokens (eos included)."""
+
+    examples: list[Example]  # [P * samples]: each example repeated ``samples`` times
+    completions: list[str]
+    correct: list[bool]
+    lengths: list[int]
+
+    @property
+    def accuracy(self) -> float:
+        """The fraction of completions the verifier accepts."""
+        return sum(self.correct) / max(1, len(self.correct))
+
+    def by_prompt(self, samples: int) -> list[list[str]]:
+        """The completions as [P][samples]."""
+        c = self.completions
+        return [c[i:i + samples] for i in range(0, len(c), samples)]
 
 
 @torch.no_grad()
+def probe(model, tokenizer, task, n: int | None = None, examples=None, samples: int = 1,
+          temperature: float = 1.0, max_completion_length: int | None = None, seed: int = 0,
+          top_k: int = 0, top_p: float = 1.0, batch_size: int | None = 512) -> Probe:
+    """``samples`` completions of each of the first ``n`` held-out prompts (all: None), or of
+    ``examples``, verified by the task: a seeded, reproducible probe of the policy.
+
+    One generator on the model's device, seeded by ``seed``, draws every batch of
+    ``batch_size`` completions in turn (None: one batch); completions are up to
+    ``max_completion_length`` tokens (None: what the task declares,
+    :func:`~labkit.tasks.base.max_completion_tokens`). ``temperature=0`` is greedy.
+
+    >>> from labkit import load_policy
+    >>> from labkit.tasks import get_task
+    >>> p = probe(*load_policy("tiny"), get_task("addition"), n=4, samples=2)
+    >>> len(p.completions), len(p.by_prompt(2)), 0 <= p.accuracy <= 1
+    (8, 4, True)
+    """
+    if examples is None:
+        examples = task.heldout if n is None else task.heldout[:n]
+    max_len = max_completion_tokens(task, max_completion_length)
+    gen = torch.Generator(next(model.parameters()).device).manual_seed(seed)
+    items = [e for e in examples for _ in range(samples)]
+    step = batch_size or max(1, len(items))
+    texts, lengths = [], []
+    for i in range(0, len(items), step):
+        b = rollout(model, tokenizer, [e.prompt for e in items[i:i + step]], max_len,
+                    temperature, top_k, top_p, generator=gen)
+        texts += b.completions
+        lengths += b.lengths.tolist()
+    correct = [bool(task.verify(c, e.answer)) for c, e in zip(texts, items)]
+    return Probe(items, texts, correct, lengths)
+
+
 def accuracy(model, tokenizer, task, examples=None, temperature: float = 1.0, samples: int = 1,
              max_completion_length: int | None = None, batch_size: int = 512, seed: int = 0,
              top_k: int = 0, top_p: float = 1.0) -> float:
-    """Fraction of held-out completions the task's verifier accepts.
+    """Fraction of held-out completions the task's verifier accepts (a :func:`probe`).
 
     ``temperature=0`` is greedy (one sample is enough); otherwise ``samples`` completions per
     prompt are drawn with a generator seeded by ``seed``, so the figure is reproducible.
     """
-    examples = task.heldout if examples is None else examples
-    max_len = max_completion_length or task.max_answer_chars + 1
-    gen = torch.Generator(next(model.parameters()).device).manual_seed(seed)
-    reps = 1 if temperature == 0 else samples
-    items = [e for e in examples for _ in range(reps)]
-    hits = 0
-    for i in range(0, len(items), batch_size):
-        chunk = items[i:i + batch_size]
-        b = rollout(model, tokenizer, [e.prompt for e in chunk], max_len, temperature, top_k,
-                    top_p, generator=gen)
-        hits += sum(task.verify(c, e.answer) for c, e in zip(b.completions, chunk))
-    return hits / len(items)
+    return probe(model, tokenizer, task, examples=examples,
+                 samples=1 if temperature == 0 else samples, temperature=temperature,
+                 max_completion_length=max_completion_length, seed=seed, top_k=top_k,
+                 top_p=top_p, batch_size=batch_size).accuracy
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -70,17 +119,12 @@ def pass_and_majority(model, tokenizer, task, examples=None, n: int = 8, ks=(1, 
     pass@k is the unbiased estimator (:func:`pass_at_k`); maj@k votes over the first k samples.
     """
     examples = task.heldout if examples is None else examples
-    gen = torch.Generator(next(model.parameters()).device).manual_seed(seed)
-    items = [e for e in examples for _ in range(n)]
-    texts = []
-    for i in range(0, len(items), batch_size):
-        chunk = items[i:i + batch_size]
-        texts += rollout(model, tokenizer, [e.prompt for e in chunk], task.max_answer_chars + 1,
-                         temperature, top_k, top_p, generator=gen).completions
+    p = probe(model, tokenizer, task, examples=examples, samples=n, temperature=temperature,
+              seed=seed, top_k=top_k, top_p=top_p, batch_size=batch_size)
     out = {f"pass@{k}": 0.0 for k in ks} | {f"maj@{k}": 0.0 for k in ks}
     for j, e in enumerate(examples):
-        outs = texts[j * n:(j + 1) * n]
-        c = sum(task.verify(t, e.answer) for t in outs)
+        outs = p.completions[j * n:(j + 1) * n]
+        c = sum(p.correct[j * n:(j + 1) * n])
         for k in ks:
             out[f"pass@{k}"] += pass_at_k(n, c, k) / len(examples)
             out[f"maj@{k}"] += majority_correct(outs[:k], e.answer, task) / len(examples)

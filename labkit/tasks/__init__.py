@@ -14,7 +14,7 @@ offline. ``get_task(name)`` returns a :class:`Task`.
 """
 
 from labkit.tasks.arithmetic import Addition
-from labkit.tasks.base import Task
+from labkit.tasks.base import Task, max_completion_tokens
 from labkit.tasks.curriculum import PassRateSampler
 from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
@@ -27,18 +27,35 @@ TASKS = {"addition": Addition, "short_prompts": ShortPrompts,
 
 
 def get_task(name: str = "addition", **kwargs) -> Task:
-    """The task called ``name`` (see ``labkit.tasks.TASKS``).
+    """The task called ``name`` (see ``labkit.tasks.TASKS``); ``"<task>+<weight>"`` is that task's
+    :class:`PassRateSampler` (``kwargs``: its ``pool`` and ``seed``), as the sampler names itself.
 
-    >>> get_task("addition").name
-    'addition'
+    >>> get_task("addition").name, get_task("addition+failure", pool=8).pool
+    ('addition', 8)
     """
     if isinstance(name, Task):
         return name
+    if isinstance(name, str) and name not in TASKS and "+" in name:
+        base, weight = name.rsplit("+", 1)
+        return PassRateSampler(get_task(base), weight=weight, **kwargs)
     if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}: choose one of {sorted(TASKS)} "
-                         "or pass a labkit.tasks.Task instance")
+        raise ValueError(f"unknown task {name!r}: choose one of {sorted(TASKS)} (or "
+                         "'<task>+<weight>' for a PassRateSampler) or pass a labkit.tasks.Task "
+                         "instance")
     return TASKS[name](**kwargs)
 
 
+def saved_task(meta: dict):
+    """The task of a run's ``config.json`` (``meta``): its name, or, when the run stored
+    ``task_kwargs`` (:meth:`Task.spec`), the task rebuilt from the name and them.
+
+    >>> saved_task({"task": "addition"}), saved_task({"task": "addition+uniform",
+    ...                                               "task_kwargs": {"pool": 4}}).weight
+    ('addition', 'uniform')
+    """
+    kwargs = meta.get("task_kwargs")
+    return get_task(meta["task"], **kwargs) if kwargs else meta.get("task")
+
+
 __all__ = ["TASKS", "Addition", "AdditionRamble", "DatasetTask", "PassRateSampler", "Scratchpad", "Task", "from_dataset", "get_task",
-           "gsm8k"]
+           "gsm8k", "max_completion_tokens", "saved_task"]

@@ -14,6 +14,11 @@ s_i = (c_i + 1) / (n_i + 2) (Laplace's rule: an unseen prompt counts as 1/2) fro
 verifier results, which :class:`~labkit.algos.grpo.GRPOTrainer` reports after each step through
 ``observe``. The pool is a fixed sample of ``pool`` train prompts, so each is seen several times
 in a short run (with 20,000 prompts and a few hundred draws, no pass rate is ever known).
+
+A run on a sampler resumes by name: its ``config.json`` keeps the name (``"scratchpad+failure"``,
+which ``get_task`` reads back) and ``pool`` and ``seed`` (``task_kwargs``), and its checkpoints
+the counts n_i, c_i (:meth:`PassRateSampler.state_dict`), so a resumed run draws what an
+uninterrupted one would.
 """
 
 from __future__ import annotations
@@ -41,8 +46,8 @@ class PassRateSampler(Task):
         choose("weight", weight, SAMPLER_WEIGHTS)
         if not 1 <= pool <= len(task.train):
             raise ValueError(f"pool={pool}: use 1 to {len(task.train)} (the task's train size)")
-        self.task, self.weight = task, weight
-        self.name = f"{task.name}+{weight}"
+        self.task, self.weight, self.pool, self.seed = task, weight, pool, seed
+        self.name = f"{task.name}+{weight}"  # get_task reads it back
         self.train = random.Random(seed).sample(task.train, pool)
         self.heldout = task.heldout
         self.seen = dict.fromkeys((e.prompt for e in self.train), 0)  # n_i
@@ -58,6 +63,22 @@ class PassRateSampler(Task):
 
     def columns(self, examples: list[Example]) -> dict[str, list]:
         return self.task.columns(examples)
+
+    def spec(self) -> dict:
+        """``{"pool", "seed"}``: with the name, what ``get_task`` rebuilds the sampler from."""
+        return {"pool": self.pool, "seed": self.seed}
+
+    def state_dict(self) -> dict:
+        """The counts n_i (``seen``) and c_i (``right``) per pool prompt."""
+        return {"seen": dict(self.seen), "right": dict(self.right)}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore the counts of :meth:`state_dict`; refuses counts of another pool."""
+        if set(state["seen"]) != set(self.seen):
+            raise ValueError(f"task {self.name!r}: the saved pass-rate counts are for another "
+                             "prompt pool; rebuild the sampler with the run's pool and seed "
+                             "(task_kwargs in its config.json)")
+        self.seen, self.right = dict(state["seen"]), dict(state["right"])
 
     def pass_rate(self, e: Example) -> float:
         """s_i = (c_i + 1) / (n_i + 2): the prompt's running pass rate, 1/2 before any answer."""

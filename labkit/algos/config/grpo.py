@@ -86,9 +86,10 @@ class GRPOConfig(TrainConfig):
     reward_errors: str = "raise"
     """On a failing or hanging reward: 'raise' (step stops) or 'skip' (None, event logged)."""
     tis_cap: float | None = None
-    """C of truncated importance sampling (Yao et al. 2025; TRL's vllm_importance_sampling_cap):
-    each token's policy loss times min(pi_train_old / pi_sample, C), for the sampler/trainer
-    mismatch (low precision, another engine); None: off (TRL uses 3.0)."""
+    """C of truncated importance sampling (Yao et al. 2025; TRL's
+    vllm_importance_sampling_clip_max): each token's policy loss times min(pi_train_old /
+    pi_sample, C), for the sampler/trainer mismatch (low precision, another engine); None: off
+    (TRL uses 3.0, on vLLM generations only)."""
     tis_mode: str = "token_truncate"
     """TIS weight per 'token' or per 'sequence', above C 'truncate'd to C or 'mask'ed to 0
     (TRL's vllm_importance_sampling_mode values)."""

@@ -48,10 +48,16 @@ class DPOConfig(PairsConfig):
     """Training prompts sampled to build pairs (when none are given)."""
     num_generations: int = 8
     """Completions per prompt when building pairs."""
+    max_completion_length: int | None = None
+    """Tokens sampled at most per completion when building pairs; None: what the task needs
+    (its answer's or its whole completion's length, + eos)."""
 
     def __post_init__(self):
         super().__post_init__()
         require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
+        require(self.max_completion_length is None or self.max_completion_length >= 1,
+                f"max_completion_length={self.max_completion_length}: use a positive number "
+                "or None")
         choose("loss_type", self.loss_type, opt.DPO_LOSS_TYPES)
         choose("pair_mode", self.pair_mode, opt.PAIR_MODES)
         require(self.num_generations >= 2, f"num_generations={self.num_generations}: pairs "
