@@ -135,3 +135,11 @@ def test_reward_runner_is_set_up_before_first_use():
     assert tr._runner is None and tr._runner_key is None  # no getattr guard needed
     runner = tr.reward_runner
     assert tr._runner is runner and tr.reward_runner is runner  # built once, kept
+
+
+def test_grpo_on_scratchpad_takes_the_tasks_completion_length():
+    """No max_completion_length: L_max is the longest thought + answer + eos (67 tokens)."""
+    tr = lk.GRPOTrainer("tiny-think", task="scratchpad", reward_funcs=["answer_match"],
+                        prompts_per_step=2, num_generations=2, max_steps=1, save_steps=0)
+    assert tr.max_len == 67
+    tr.step()

@@ -54,6 +54,7 @@ from labkit.runs.records import (
     step_metrics,
     token_rows,
 )
+from labkit.tasks.base import max_completion_tokens
 
 
 class GRPOTrainer(RewardScoring, Trainer):
@@ -126,7 +127,7 @@ class GRPOTrainer(RewardScoring, Trainer):
         """L_max: tokens sampled at most per completion (``max_completion_length``, or what the
         task needs). Dr. GRPO's constant divides by it (TRL: ``max_completion_length``), not by
         the batch's padded width, which would move with the longest completion of each batch."""
-        return self.config.max_completion_length or self.task.max_answer_chars + 1
+        return max_completion_tokens(self.task, self.config.max_completion_length)
 
     # -- generate -> score -> advantages ---------------------------------------------------
     def generate(self) -> Rollout:
