@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from labkit.algos.config import BASE_RUN as BASE
 from labkit.algos.grpo import GRPOTrainer
-from labkit.models.rollout import rollout
-from labkit.runs.evaluate import majority_correct, pass_at_k
+from labkit.runs.evaluate import majority_correct, pass_at_k, probe
 from labkit.tasks.arithmetic import parse_int
 
 CLAIM = (
@@ -44,21 +42,18 @@ KS = (1, 2, 4, 8, 16, 32, 64)
 @torch.no_grad()
 def sample_answers(model, tokenizer, task, examples, n: int, temperature: float = 1.0,
                    seed: int = 0, batch_size: int = 1024, progress: bool = False):
-    """n completions per prompt -> (texts [P][n], values [P, n] parsed ints or -1, target [P]).
+    """n completions per prompt (a :func:`~labkit.runs.evaluate.probe`) -> (texts [P][n],
+    values [P, n] parsed ints or -1, target [P]).
 
     >>> import labkit as lk; m, tok = lk.load_policy("tiny"); t = lk.get_task("addition")
     >>> texts, values, target = sample_answers(m, tok, t, t.heldout[:3], n=2)
     >>> values.shape, target.shape, len(texts[0])
     (torch.Size([3, 2]), torch.Size([3]), 2)
     """
-    gen = torch.Generator().manual_seed(seed)
-    prompts = [e.prompt for e in examples for _ in range(n)]
-    flat = []
-    for i in tqdm(range(0, len(prompts), batch_size), desc="sampling", disable=not progress):
-        flat += rollout(model, tokenizer, prompts[i:i + batch_size], task.max_answer_chars + 1,
-                        temperature, generator=gen).completions
-    texts = [flat[j * n:(j + 1) * n] for j in range(len(examples))]
-    parsed = [parse_int(t) for t in flat]
+    p = probe(model, tokenizer, task, examples=examples, samples=n, temperature=temperature,
+              seed=seed, batch_size=batch_size, progress=progress)
+    texts = p.by_prompt(n)
+    parsed = [parse_int(t) for t in p.completions]
     values = torch.tensor([-1 if v is None else v for v in parsed]).view(len(examples), n)  # [P, n]
     target = torch.tensor([int(e.answer) for e in examples])  # [P]
     return texts, values, target

@@ -43,6 +43,7 @@ from labkit.core.policy import policy_loss
 from labkit.models.policy import load_policy
 from labkit.models.rollout import Rollout, completion_logprobs, rollout
 from labkit.runs.evaluate import accuracy
+from labkit.tasks.base import max_completion_tokens
 
 CLAIM = (
     "A baseline leaves the policy gradient unbiased and lowers its variance (Williams 1992; "
@@ -84,7 +85,7 @@ def fixed_batches(trainer, prompts: int, K: int, seed: int = 0, shift: float = 0
     examples = [e for e in random.Random(seed).sample(task.train, prompts) for _ in range(G)]
     for k in tqdm(range(K), desc="sampling", disable=not progress):
         r = rollout(trainer.model, trainer.tokenizer, [e.prompt for e in examples],
-                    task.max_answer_chars + 1, trainer.config.temperature,
+                    max_completion_tokens(task), trainer.config.temperature,
                     generator=torch.Generator().manual_seed(10_000 * seed + k))
         r.examples = examples
         r = trainer.score(r)

@@ -28,7 +28,7 @@ from labkit.core.tis import truncated_is_weight
 from labkit.models.device import autocast
 from labkit.models.policy import load_policy
 from labkit.models.rollout import completion_logprobs, rollout
-from labkit.tasks import get_task
+from labkit.tasks import get_task, max_completion_tokens
 
 TIS_CAP = 2.0
 """C of the TIS weights shown (Yao et al. 2025 use 2; TRL's default is 3)."""
@@ -70,7 +70,7 @@ def run(fast: bool = True, seed: int = 0) -> pd.DataFrame:
     model, tok = load_policy("tiny")
     task = get_task("addition")
     prompts = [e.prompt for e in task.heldout[:64 if fast else 512] for _ in range(4)]
-    return pd.DataFrame([logprob_mismatch(model, tok, prompts, p, task.max_answer_chars + 1, seed)
+    return pd.DataFrame([logprob_mismatch(model, tok, prompts, p, max_completion_tokens(task), seed)
                          for p in PRECISIONS])
 
 

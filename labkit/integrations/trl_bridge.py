@@ -27,6 +27,7 @@ from transformers import TrainerCallback
 
 from labkit.algos.config import GRPOConfig
 from labkit.runs.log import RunLog, runs_root
+from labkit.tasks.base import max_completion_tokens
 
 # TRL metric -> labkit metric key (README's table). "kl" depends on the trainer (see KL_KEY).
 COMMON = {"loss": "loss", "grad_norm": "grad_norm", "learning_rate": "lr", "entropy": "entropy"}
@@ -233,7 +234,8 @@ def trl_kwargs(cfg: GRPOConfig, output_dir: str = "trl-run", task=None, num_proc
     if batch % num_processes:
         raise ValueError(f"prompts_per_step x num_generations = {batch} does not split over "
                          f"num_processes={num_processes}: choose sizes whose product it divides")
-    length = cfg.max_completion_length or (task.max_answer_chars + 1 if task is not None else 256)
+    length = (max_completion_tokens(task, cfg.max_completion_length) if task is not None
+              else cfg.max_completion_length or 256)
     kw = {name: getattr(cfg, name) for name in SAME_NAMES}
     kw.update(output_dir=output_dir, max_completion_length=length,
               per_device_train_batch_size=batch // num_processes,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import torch
 
+from labkit.tasks.base import max_completion_tokens
+
 GB = 1024 ** 3
 
 
@@ -28,7 +30,8 @@ def step_shape(config, task=None) -> tuple[int, int]:
     """(B sequences per forward, L tokens per sequence) of a trainer's step."""
     if hasattr(config, "num_generations") and hasattr(config, "prompts_per_step"):
         B = config.prompts_per_step * config.num_generations
-        T = config.max_completion_length or (task.max_answer_chars + 1 if task else 64)
+        T = (max_completion_tokens(task, config.max_completion_length) if task is not None
+             else config.max_completion_length or 64)
         return B, T + 64  # + a prompt of up to ~64 tokens
     return 2 * getattr(config, "batch_size", 1), 128  # pairs: chosen and rejected
 

@@ -147,14 +147,14 @@ def completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completio
     ``hidden``, the last layer's hidden state at the same positions (the state before each
     completion token, where PPO's value head reads V(s_t)). ``pack=False`` skips the packed
     forward (and the host sync of its check)."""
-    P = prompt_ids.shape[1]
-    attn = torch.cat([prompt_mask, completion_mask], 1)  # [B, P+T]
-    pos = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P+T]
     shared = distinct_prompts(prompt_ids, prompt_mask)
     packed = None if shared is None or not pack else packed_outputs(
         model, shared, completion_ids, completion_mask, hidden)
     if packed is not None:
         return packed
+    P = prompt_ids.shape[1]
+    attn = torch.cat([prompt_mask, completion_mask], 1)  # [B, P+T]
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P+T]
     if shared is None or is_checkpointing(model):  # checkpointed layers drop a KV cache
         ids = torch.cat([prompt_ids, completion_ids], 1)  # [B, P+T]
         T = completion_ids.shape[1]

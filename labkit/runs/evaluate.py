@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import torch
+from tqdm.auto import tqdm
 
 from labkit.models.rollout import rollout
 from labkit.tasks.base import Example, max_completion_tokens
@@ -36,14 +37,16 @@ class Probe:
 @torch.no_grad()
 def probe(model, tokenizer, task, n: int | None = None, examples=None, samples: int = 1,
           temperature: float = 1.0, max_completion_length: int | None = None, seed: int = 0,
-          top_k: int = 0, top_p: float = 1.0, batch_size: int | None = 512) -> Probe:
+          top_k: int = 0, top_p: float = 1.0, batch_size: int | None = 512,
+          progress: bool = False) -> Probe:
     """``samples`` completions of each of the first ``n`` held-out prompts (all: None), or of
     ``examples``, verified by the task: a seeded, reproducible probe of the policy.
 
     One generator on the model's device, seeded by ``seed``, draws every batch of
     ``batch_size`` completions in turn (None: one batch); completions are up to
     ``max_completion_length`` tokens (None: what the task declares,
-    :func:`~labkit.tasks.base.max_completion_tokens`). ``temperature=0`` is greedy.
+    :func:`~labkit.tasks.base.max_completion_tokens`). ``temperature=0`` is greedy;
+    ``progress`` shows a bar over the batches.
 
     >>> from labkit import load_policy
     >>> from labkit.tasks import get_task
@@ -58,7 +61,7 @@ def probe(model, tokenizer, task, n: int | None = None, examples=None, samples: 
     items = [e for e in examples for _ in range(samples)]
     step = batch_size or max(1, len(items))
     texts, lengths = [], []
-    for i in range(0, len(items), step):
+    for i in tqdm(range(0, len(items), step), desc="sampling", disable=not progress):
         b = rollout(model, tokenizer, [e.prompt for e in items[i:i + step]], max_len,
                     temperature, top_k, top_p, generator=gen)
         texts += b.completions
