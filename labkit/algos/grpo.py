@@ -241,7 +241,7 @@ class GRPOTrainer(RewardScoring, Trainer):
                 t.old_logp = logp.detach()
             loss, stats = self.loss(logp, t)
             if rows is not None:  # the whole batch's loss and stats
-                loss, stats = loss * scale, whole_batch_stats(stats, t, r, scale, c)
+                loss, stats = loss * scale, whole_batch_stats(stats, t, r, scale, c, kl=it == 0)
             H = None
             if c.entropy_coef:  # loss - c_H * mean entropy of pi_theta; H reused below
                 H = entropy_from_logits(logits, tau)  # [B, T] with grad

@@ -50,10 +50,11 @@ def trained_rows(r, config, max_len: int):
     return rows, w_all[rows].sum() / w_kept.sum().clamp(min=torch.finfo(w_kept.dtype).tiny)
 
 
-def whole_batch_stats(stats: dict, t, r, scale: torch.Tensor, config) -> dict:
+def whole_batch_stats(stats: dict, t, r, scale: torch.Tensor, config, kl: bool = True) -> dict:
     """The policy loss's ``stats`` on the trained rows ``t`` as the whole rollout ``r``'s:
     the loss scaled, clip fractions over every valid token (sequence, at the sequence level),
-    and (with pi_ref) the KL of the sampler's log-probs to pi_ref over every row."""
+    and (with pi_ref, when ``kl``: the step records the first update's) the KL of the
+    sampler's log-probs to pi_ref over every row."""
     out = dict(stats)
     out["loss/policy"] = stats["loss/policy"] * scale
     by_sequence = config.importance_sampling_level == "sequence"
@@ -62,9 +63,9 @@ def whole_batch_stats(stats: dict, t, r, scale: torch.Tensor, config) -> dict:
     for k in CLIP_KEYS + ("mask/off_policy_frac",):
         if k in out:
             out[k] = out[k] * share
-    if r.ref_logp is not None:
+    if kl and r.ref_logp is not None:
         ones = torch.ones_like(r.sample_logp[:, :1])  # [B, 1]: pi_theta = pi_old
-        _, kl = kl_penalty(r.sample_logp, r.ref_logp, ones, r.loss_mask,
-                           estimator=config.kl_estimator)
-        out.update({k: v for k, v in kl.items() if k != "per_token"})
+        _, info = kl_penalty(r.sample_logp, r.ref_logp, ones, r.loss_mask,
+                             estimator=config.kl_estimator)
+        out.update({k: v for k, v in info.items() if k != "per_token"})
     return out
