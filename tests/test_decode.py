@@ -23,15 +23,18 @@ def encode(tok, prompts):
 
 
 def both_decoders(model, ids, mask, tokens: torch.Tensor):
-    """Logits [steps, B, V] of HF's and the lean decoder fed the same ``tokens`` [B, steps]."""
+    """Logits [1 + steps, B, V] of HF's and the lean decoder (the prompt's, then each step's)
+    fed the same ``tokens`` [B, steps]."""
     out = []
-    for cls in (decode.HFDecoder, decode.LlamaDecoder):
+    for lean in (False, True):
         with torch.no_grad():
-            past, _, _ = prompt_forward(model, ids, mask)
-            step = (cls(model, past, mask) if cls is decode.HFDecoder
-                    else cls(model, past, mask, tokens.shape[1]))
+            if lean:
+                step = decode.LlamaDecoder(model, mask, tokens.shape[1])
+                logits = [step.prefill(ids, mask)]
+            else:
+                past, first, _ = prompt_forward(model, ids, mask)
+                step, logits = decode.HFDecoder(model, past, mask), [first]
             pos = mask.sum(-1)
-            logits = []
             for t in range(tokens.shape[1]):
                 logits.append(step(tokens[:, t], pos))
                 pos = pos + 1
@@ -70,6 +73,25 @@ def test_lean_step_equals_hf_with_grouped_query_attention_and_tied_embeddings():
     torch.testing.assert_close(lean, hf, rtol=1e-5, atol=1e-4)  # float32 rounding
 
 
+def test_lean_prefill_runs_each_distinct_prompt_once_and_fills_every_row(tiny):
+    """The prompt pass alone, with PROMPTS' repeated row: the same logits whether the rows are
+    run as given or once per distinct prompt, and equal to HF's prompt forward."""
+    model, tok = tiny
+    ids, mask = encode(tok, PROMPTS)
+    with torch.no_grad():
+        _, hf, _ = prompt_forward(model, ids, mask)
+        shared = decode.LlamaDecoder(model, mask, 1)
+        once = shared.prefill(ids, mask)
+        every = decode.LlamaDecoder(model, mask, 1)
+        rows = every.prefill(ids, mask, (ids, mask, torch.arange(len(PROMPTS))))
+    assert torch.equal(once[0], once[2])  # "7+5=" twice
+    torch.testing.assert_close(once, hf, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(rows, once, rtol=1e-6, atol=1e-6)
+    for (k1, v1), (k2, v2) in zip(shared.cache, every.cache):
+        torch.testing.assert_close(k1, k2, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(v1, v2, rtol=1e-6, atol=1e-6)
+
+
 def test_greedy_rollouts_write_the_same_completions_either_way(tiny, monkeypatch):
     model, tok = tiny
     lean = rollout(model, tok, PROMPTS * 4, 6, temperature=0.0)
@@ -99,7 +121,7 @@ def test_sampling_takes_the_chosen_decoder(tiny, monkeypatch, lean):
     model, tok = tiny
     calls = []
     for cls in (decode.HFDecoder, decode.LlamaDecoder):
-        original = cls.__call__
+        original = cls.__call__  # the steps: the prompt pass is LlamaDecoder.prefill
         monkeypatch.setattr(cls, "__call__", lambda self, *a, _o=original, _c=cls:
                             calls.append(_c.__name__) or _o(self, *a))
     monkeypatch.setattr(decode, "lean_ok", lambda m: lean)

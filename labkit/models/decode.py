@@ -12,16 +12,21 @@ call), and their fixed costs, not the FLOPs, decide the step's time. For a plain
     h = RMSNorm(x);  [g u] = h W_gu^T;  x = x + (silu(g) * u) W_down^T;  logits = RMSNorm(x) W_lm^T
 
 with W_qkv, W_gu stacked once per rollout (the weights do not change while sampling) and the
-cache preallocated for the whole rollout (written in place, never concatenated). It starts from
-the cache HF's prompt forward made (``labkit.models.prefix.prompt_forward``). Everything else
-(LoRA, other architectures, autocast, a rope scaling) takes :class:`HFDecoder`. The two agree to
-rounding (float64 test: ``tests/test_decode.py``).
+cache preallocated for the whole rollout (written in place, never concatenated). The prompt
+goes through the same equations once per distinct prompt (:meth:`LlamaDecoder.prefill`: a causal
+mask that skips left padding, the LM head on the last position only, the keys and values copied
+to each of the prompt's rows); HF's prompt forward (``labkit.models.prefix.prompt_forward``) spends
+most of its time building masks and caches on such small batches. Everything else (LoRA, other
+architectures, autocast, a rope scaling) takes HF's forward for the prompt and
+:class:`HFDecoder` for the steps. The two agree to float32 rounding (``tests/test_decode.py``).
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+
+from labkit.models.prefix import distinct_prompts, prompt_forward
 
 
 class HFDecoder:
@@ -39,9 +44,10 @@ class HFDecoder:
 
 
 class LlamaDecoder:
-    """The lean step for a plain Llama (module docstring); ``past`` is HF's prompt cache."""
+    """The lean step for a plain Llama (module docstring): :meth:`prefill`, then one call per
+    new token. ``attn`` [B, P] is the prompts' attention mask (1 = a real token)."""
 
-    def __init__(self, model, past, attn: torch.Tensor, max_new_tokens: int):
+    def __init__(self, model, attn: torch.Tensor, max_new_tokens: int):
         cfg, body = model.config, model.model
         self.H, self.KV, self.D = cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim
         self.eps, self.lm_head = cfg.rms_norm_eps, model.lm_head.weight
@@ -55,33 +61,60 @@ class LlamaDecoder:
                         layer.mlp.down_proj.weight.T) for layer in body.layers]
         B, P = attn.shape
         self.S = P + max_new_tokens  # cache slots: the prompt, then one per new token
-        self.cache = []
-        for layer in past.layers:  # HF's DynamicCache: keys/values [B, KV, P, D]
-            k = layer.keys.new_zeros(B, self.KV, self.S, self.D)  # [B, KV, S, D]
-            v = torch.zeros_like(k)
-            k[:, :, :P], v[:, :, :P] = layer.keys, layer.values
-            self.cache.append((k, v))
+        self.cache = [(self.embed.new_zeros(B, self.KV, self.S, self.D),  # K [B, KV, S, D]
+                       self.embed.new_zeros(B, self.KV, self.S, self.D)) for _ in self.layers]
         self.keep = torch.zeros(B, 1, 1, self.S, dtype=torch.bool, device=attn.device)
         self.keep[:, 0, 0, :P] = attn.bool()  # [B, 1, 1, S] keys a query may see
         self.n = P  # slots filled
 
     def _rope(self, pos: torch.Tensor, dtype: torch.dtype):
-        freqs = pos[:, None].float() * self.inv_freq.float()  # [B, D/2], in fp32 as HF does
-        emb = torch.cat([freqs, freqs], -1)[:, None]  # [B, 1, D]
+        freqs = pos[..., None].float() * self.inv_freq.float()  # [..., D/2], in fp32 as HF does
+        emb = torch.cat([freqs, freqs], -1)  # [..., D]
         return (emb.cos() * self.scale).to(dtype), (emb.sin() * self.scale).to(dtype)
+
+    def _rotate(self, qk: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        half = self.D // 2
+        return qk * cos + torch.cat([-qk[..., half:], qk[..., :half]], -1) * sin
+
+    def prefill(self, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
+                shared=None) -> torch.Tensor:
+        """Run the left-padded prompts [B, P] into the cache, each distinct prompt once
+        (``shared``: :func:`labkit.models.prefix.distinct_prompts` of them, when the caller has
+        it): logits [B, V] that predict each row's first new token."""
+        shared = shared or distinct_prompts(prompt_ids, prompt_mask)
+        ids, mask, index = (prompt_ids, prompt_mask, None) if shared is None else shared
+        H, KV, D, (U, P) = self.H, self.KV, self.D, ids.shape
+        x = F.embedding(ids, self.embed)  # [U, P, hidden]
+        cos, sin = (c[:, None] for c in self._rope((mask.cumsum(-1) - 1).clamp(min=0), x.dtype))
+        eye = torch.eye(P, dtype=torch.bool, device=ids.device)  # a padded query sees itself
+        see = (eye.cumsum(0).bool() & mask.bool()[:, None] | eye)[:, None]  # [U, 1, P, P] causal
+        last = len(self.layers) - 1
+        for i, ((w_in, w_qkv, w_o, w_post, w_gu, w_down), (K, V)) in enumerate(
+                zip(self.layers, self.cache)):
+            h = F.rms_norm(x, (x.shape[-1],), w_in, self.eps)  # [U, P, hidden]
+            qkv = (h @ w_qkv).view(U, P, H + 2 * KV, D).transpose(1, 2)  # [U, H+2KV, P, D]
+            qk, v = self._rotate(qkv[:, :H + KV], cos, sin), qkv[:, H + KV:]
+            q, k = qk[:, :H], qk[:, H:]  # [U, H, P, D], [U, KV, P, D]
+            K[:, :, :P], V[:, :, :P] = (k, v) if index is None else (k[index], v[index])
+            if i == last:  # only the last position goes on to the LM head
+                q, see, x = q[:, :, -1:], see[:, :, -1:], x[:, -1:]
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=see, enable_gqa=KV != H)
+            x = x + o.transpose(1, 2).reshape(U, -1, H * D) @ w_o  # [U, P or 1, hidden]
+            g, u = (F.rms_norm(x, (x.shape[-1],), w_post, self.eps) @ w_gu).chunk(2, -1)
+            x = x + (F.silu(g) * u) @ w_down
+        logits = F.rms_norm(x[:, -1], (x.shape[-1],), self.norm, self.eps) @ self.lm_head.T
+        return logits if index is None else logits[index]  # [B, V]
 
     def __call__(self, tok: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         H, KV, D, s = self.H, self.KV, self.D, self.n
         x = F.embedding(tok, self.embed)  # [B, hidden]
-        cos, sin = self._rope(pos, x.dtype)  # [B, 1, D]
+        cos, sin = (c[:, None] for c in self._rope(pos, x.dtype))  # [B, 1, D]
         self.keep[:, 0, 0, s] = True
         keep = self.keep[..., :s + 1]  # [B, 1, 1, s+1]
         for (w_in, w_qkv, w_o, w_post, w_gu, w_down), (K, V) in zip(self.layers, self.cache):
             h = F.rms_norm(x, (x.shape[-1],), w_in, self.eps)  # [B, hidden]
             q, k, v = (h @ w_qkv).view(-1, H + 2 * KV, D).split([H, KV, KV], 1)  # [B, *, D]
-            qk = torch.cat([q, k], 1)  # [B, H+KV, D]: one rotation for both
-            half = D // 2
-            qk = qk * cos + torch.cat([-qk[..., half:], qk[..., :half]], -1) * sin
+            qk = self._rotate(torch.cat([q, k], 1), cos, sin)  # [B, H+KV, D]: both at once
             K[:, :, s], V[:, :, s] = qk[:, H:], v  # the new key and value, in place
             o = F.scaled_dot_product_attention(qk[:, :H, None], K[:, :, :s + 1], V[:, :, :s + 1],
                                                attn_mask=keep, enable_gqa=KV != H)  # [B, H, 1, D]
@@ -108,9 +141,14 @@ def lean_ok(model) -> bool:
             and p.dtype in (torch.float32, torch.float64) and not autocast)
 
 
-def decoder(model, past, attn: torch.Tensor, max_new_tokens: int):
-    """The step function for sampling ``max_new_tokens`` more tokens after the prompt cache
-    ``past`` (attention mask ``attn`` [B, P]): lean when :func:`lean_ok`, else HF's."""
+def decoder(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, max_new_tokens: int,
+            shared=None):
+    """Run the prompts (each distinct one once; ``shared`` as in
+    :func:`labkit.models.prefix.prompt_forward`) and return ``(step, logits [B, V])``: the step
+    function for sampling ``max_new_tokens`` more tokens (lean when :func:`lean_ok`, else HF's)
+    and the logits of each row's first new token."""
     if lean_ok(model):
-        return LlamaDecoder(model, past, attn, max_new_tokens)
-    return HFDecoder(model, past, attn)
+        step = LlamaDecoder(model, prompt_mask, max_new_tokens)
+        return step, step.prefill(prompt_ids, prompt_mask, shared)
+    past, logits, _ = prompt_forward(model, prompt_ids, prompt_mask, shared)
+    return HFDecoder(model, past, prompt_mask), logits

@@ -10,8 +10,9 @@ each prompt's keys and values. TRL runs every row in full; vLLM's prefix caching
 idea at inference time.
 
 When every prompt has the same number G of rows and the packed row is short
-(``P + G x T <= PACK_MAX``), the training forwards go one step further: each prompt and its G
-completions are packed into one row, ``[prompt | o_1 | ... | o_G]``, with an attention mask that
+(``P + G x (T - 1) <= PACK_MAX``: a completion's last token is not run, it predicts nothing),
+the training forwards go one step further: each prompt and its G completions are packed into
+one row, ``[prompt | o_1 | ... | o_G]``, with an attention mask that
 lets o_j see the prompt and its own earlier tokens only, and positions that restart after the
 prompt for every o_j (Liu et al. 2025, "Prefix Grouper: Efficient GRPO Training through
 Shared-Prefix Forward", arXiv 2506.05433). One forward instead of two (prompt, then completions
@@ -99,28 +100,30 @@ def packed_outputs(model, shared, completion_ids, completion_mask, hidden: bool 
     """:func:`completion_outputs` by one forward over packed rows ``[prompt | o_1 .. o_G]``
     (module docstring), or None when it does not apply: groups of unequal size, a packed row
     longer than ``PACK_MAX``, or an attention other than SDPA (HF's eager attention adds the
-    mask; flash attention ignores a 4-D one)."""
+    mask; flash attention ignores a 4-D one). Each completion's last token is left out of the
+    row: it predicts nothing the loss needs, and no other token attends to it."""
     ids, mask, index = shared
     (U, P), (B, T) = ids.shape, completion_ids.shape
     G = B // U
-    if B != U * G or P + G * T > PACK_MAX or not _takes_4d_mask(model):
+    if B != U * G or P + G * (T - 1) > PACK_MAX or not _takes_4d_mask(model):
         return None
     order = index.argsort(stable=True)  # [B] rows grouped by their prompt
     dev = ids.device
     if not torch.equal(index[order], torch.arange(U, device=dev).repeat_interleave(G)):
         return None  # one host sync: are the groups all of size G?
-    c_mask = completion_mask[order].view(U, G, T)  # [U, G, T]
+    c_mask = completion_mask[order].view(U, G, T)[..., :-1]  # [U, G, T-1] the inputs' mask
     n = mask.sum(-1)[:, None, None]  # [U, 1, 1] prompt tokens (left padding not counted)
     pos = torch.cat([(mask.cumsum(-1) - 1).clamp(min=0),  # as one row per completion would
-                     (n + c_mask.cumsum(-1) - 1).clamp(min=0).view(U, G * T)], 1)  # [U, S]
-    out = model(input_ids=torch.cat([ids, completion_ids[order].view(U, G * T)], 1),
-                attention_mask=packed_mask(mask, c_mask), position_ids=pos, use_cache=False,
-                output_hidden_states=hidden, logits_to_keep=G * T + 1)  # from the last prompt token
+                     (n + c_mask.cumsum(-1) - 1).clamp(min=0).view(U, G * (T - 1))], 1)
+    inputs = completion_ids[order].view(U, G, T)[..., :-1].reshape(U, G * (T - 1))
+    out = model(input_ids=torch.cat([ids, inputs], 1), attention_mask=packed_mask(mask, c_mask),
+                position_ids=pos, use_cache=False, output_hidden_states=hidden,
+                logits_to_keep=G * (T - 1) + 1)  # from the last prompt token on
     back = order.argsort()  # [B] sorted row -> original row
 
-    def unpack(x):  # [U, 1 + G T, D] -> [B, T, D]; o_j's token t is predicted at t-1
+    def unpack(x):  # [U, 1 + G (T-1), D] -> [B, T, D]; o_j's token t is predicted at t-1
         first = x[:, :1, None].expand(U, G, 1, x.shape[-1])  # [U, G, 1, D]
-        rest = x[:, 1:].view(U, G, T, -1)[:, :, :-1]  # [U, G, T-1, D]
+        rest = x[:, 1:].reshape(U, G, T - 1, x.shape[-1])  # [U, G, T-1, D]
         return torch.cat([first, rest], 2).view(B, T, -1)[back]
 
     h = unpack(out.hidden_states[-1][:, P - 1:]) if hidden else None
@@ -156,11 +159,12 @@ def completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completio
     attn = torch.cat([prompt_mask, completion_mask], 1)  # [B, P+T]
     pos = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P+T]
     if shared is None or is_checkpointing(model):  # checkpointed layers drop a KV cache
-        ids = torch.cat([prompt_ids, completion_ids], 1)  # [B, P+T]
-        T = completion_ids.shape[1]
-        out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False,
-                    output_hidden_states=hidden, logits_to_keep=T + 1)  # positions P-1 .. P+T-1
-        return out.logits[:, :-1], out.hidden_states[-1][:, P - 1:-1] if hidden else None
+        ids = torch.cat([prompt_ids, completion_ids[:, :-1]], 1)  # [B, P+T-1]: the last token
+        T = completion_ids.shape[1]  # predicts nothing, so it is not run
+        out = model(input_ids=ids, attention_mask=attn[:, :-1], position_ids=pos[:, :-1],
+                    use_cache=False, output_hidden_states=hidden,
+                    logits_to_keep=T)  # positions P-1 .. P+T-2
+        return out.logits, out.hidden_states[-1][:, P - 1:] if hidden else None
     past, first, h0 = prompt_forward(model, prompt_ids, prompt_mask, shared, hidden)  # [B, V]
     if completion_ids.shape[1] == 1:
         return first[:, None], None if h0 is None else h0[:, None]
