@@ -118,6 +118,23 @@ def test_from_run_takes_the_runs_task_rewards_and_hyperparameters(tmp_path):
     assert first["prompt"].startswith("<|im_start|>user") and first["answer"] == ""
 
 
+def test_from_run_rebuilds_a_samplers_pool_from_its_task_kwargs(tmp_path):
+    """A PassRateSampler run stores its pool and seed (``task_kwargs``): the exported prompts
+    are that pool, not the default one."""
+    from labkit.tasks import get_task
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps(
+        {**GRPOConfig().to_dict(), "task": "addition+uniform",
+         "task_kwargs": {"pool": 5, "seed": 3}, "reward_funcs": ["exact_match"]}))
+    out = tmp_path / "out"
+    assert main(["export-trl", "--out", str(out), "--from-run", str(run), "--num-gpus", "0"]) == 0
+    rows = [json.loads(x)["prompt"] for x in (out / "data" / "train.jsonl").read_text().splitlines()]
+    assert rows == [e.prompt for e in get_task("addition+uniform", pool=5, seed=3).train]
+    assert rows != [e.prompt for e in get_task("addition+uniform").train]
+
+
 def script_config(path) -> dict:
     """The ``CONFIG`` dict literal of an exported script."""
     tree = ast.parse(path.read_text())

@@ -166,6 +166,8 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Build the config from ``--from-run`` and ``--set``, write the export, say what to run."""
+    from labkit.tasks import saved_task
+
     base = json.loads((pathlib.Path(args.from_run) / "config.json").read_text()) \
         if args.from_run else {}
     fields = {f.name: f for f in dataclasses.fields(GRPOConfig)}
@@ -176,8 +178,8 @@ def run(args) -> int:
             raise ValueError(f"--set {item}: unknown field {key!r}; GRPOConfig has "
                              f"{', '.join(sorted(fields))}")
         values[key] = _parse(text)
-    ex = export_trl(args.out, GRPOConfig(**values), args.model or base.get("model", "tiny"),
-                    args.task or base.get("task", "addition"),
+    task = args.task or (saved_task(base) if "task" in base else "addition")  # + task_kwargs
+    ex = export_trl(args.out, GRPOConfig(**values), args.model or base.get("model", "tiny"), task,
                     args.reward or base.get("reward_funcs", ["digit_partial"]),
                     args.num_gpus, args.deepspeed, args.vllm, args.env, args.max_turns)
     print(f"wrote {ex.script}, {ex.accelerate_config}, {ex.launch}")
