@@ -109,8 +109,7 @@ class GRPOTrainer(RewardScoring, Trainer):
             if rewards:
                 self.reward_funcs = rewards
             if reward_funcs:
-                if self._runner is not None:
-                    self._runner.close()  # the old functions' workers go
+                self.close_reward_workers()
                 changes["reward_funcs"] = reward_funcs
             self.log_event("update", changes)
 

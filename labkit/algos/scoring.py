@@ -71,6 +71,12 @@ class RewardScoring:
             self._runner, self._runner_key = RewardRunner(*key), key
         return self._runner
 
+    def close_reward_workers(self) -> None:
+        """Stop the reward functions' worker processes (new ones start on the next call):
+        after the functions change, the old ones' workers go."""
+        if self._runner is not None:
+            self._runner.close()
+
     def score(self, r: Rollout) -> Rollout:
         """Fill ``r.rewards`` [B] (the weighted sum) and ``r.rewards_per_func`` (by name; with
         ``overlong_buffer``, DAPO's soft overlong punishment as ``overlong``)."""

@@ -10,7 +10,7 @@ before any work is done: numbers with :func:`require`, string options with
 One module per family, every name imported from here (``from labkit.algos.config import
 GRPOConfig``): ``base`` (:func:`require`, :func:`at_least`, ``SYMBOLS``, :class:`TrainConfig`),
 ``grpo`` (:class:`GRPOConfig`, :class:`MultiTurnConfig`), ``ppo`` (:class:`PPOConfig`),
-``pairs`` (:class:`PairsConfig` and on it :class:`DPOConfig`, :class:`RewardModelConfig`,
+``offline`` (:class:`PairsConfig` and on it :class:`DPOConfig`, :class:`RewardModelConfig`,
 :class:`SFTConfig`) and ``presets`` (``BASE_RUN``, ``DEMO_DEFAULTS``). ``__all__`` is also the
 order of the tables in ``docs/CONFIG.md``.
 
@@ -22,7 +22,7 @@ ValueError: beta=-1: the KL weight cannot be negative; use 0 (no reference model
 
 from labkit.algos.config.base import SYMBOLS, TrainConfig, at_least, require
 from labkit.algos.config.grpo import GRPOConfig, MultiTurnConfig
-from labkit.algos.config.pairs import DPOConfig, PairsConfig, RewardModelConfig, SFTConfig
+from labkit.algos.config.offline import DPOConfig, PairsConfig, RewardModelConfig, SFTConfig
 from labkit.algos.config.ppo import PPOConfig
 from labkit.algos.config.presets import BASE_RUN, DEMO_DEFAULTS
 

@@ -1,5 +1,5 @@
-"""The configs of training on pairs or examples drawn with replacement: DPO, the Bradley-Terry
-reward model and SFT, on :class:`PairsConfig`.
+"""The configs of offline training, on pairs or examples drawn with replacement: DPO, the
+Bradley-Terry reward model and SFT, on :class:`PairsConfig`.
 
 >>> DPOConfig(beta=0)
 Traceback (most recent call last):
