@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from labkit.models.prefix import distinct_prompts, prompt_forward
+from labkit.models import prefix
 
 
 class HFDecoder:
@@ -81,13 +81,13 @@ class LlamaDecoder:
         """Run the left-padded prompts [B, P] into the cache, each distinct prompt once
         (``shared``: :func:`labkit.models.prefix.distinct_prompts` of them, when the caller has
         it): logits [B, V] that predict each row's first new token."""
-        shared = shared or distinct_prompts(prompt_ids, prompt_mask)
+        shared = shared or prefix.distinct_prompts(prompt_ids, prompt_mask)
         ids, mask, index = (prompt_ids, prompt_mask, None) if shared is None else shared
         H, KV, D, (U, P) = self.H, self.KV, self.D, ids.shape
         x = F.embedding(ids, self.embed)  # [U, P, hidden]
         cos, sin = (c[:, None] for c in self._rope((mask.cumsum(-1) - 1).clamp(min=0), x.dtype))
-        eye = torch.eye(P, dtype=torch.bool, device=ids.device)  # a padded query sees itself
-        see = (eye.cumsum(0).bool() & mask.bool()[:, None] | eye)[:, None]  # [U, 1, P, P] causal
+        see = prefix.packed_mask(mask, mask.new_zeros(U, 0, 0))  # [U, 1, P, P]: a packed row
+        # with no completions is the causal mask over the prompt (a padded query sees itself)
         last = len(self.layers) - 1
         for i, ((w_in, w_qkv, w_o, w_post, w_gu, w_down), (K, V)) in enumerate(
                 zip(self.layers, self.cache)):
@@ -141,14 +141,12 @@ def lean_ok(model) -> bool:
             and p.dtype in (torch.float32, torch.float64) and not autocast)
 
 
-def decoder(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, max_new_tokens: int,
-            shared=None):
-    """Run the prompts (each distinct one once; ``shared`` as in
-    :func:`labkit.models.prefix.prompt_forward`) and return ``(step, logits [B, V])``: the step
+def decoder(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, max_new_tokens: int):
+    """Run the prompts (each distinct one once) and return ``(step, logits [B, V])``: the step
     function for sampling ``max_new_tokens`` more tokens (lean when :func:`lean_ok`, else HF's)
     and the logits of each row's first new token."""
     if lean_ok(model):
         step = LlamaDecoder(model, prompt_mask, max_new_tokens)
-        return step, step.prefill(prompt_ids, prompt_mask, shared)
-    past, logits, _ = prompt_forward(model, prompt_ids, prompt_mask, shared)
+        return step, step.prefill(prompt_ids, prompt_mask)
+    past, logits, _ = prefix.prompt_forward(model, prompt_ids, prompt_mask)
     return HFDecoder(model, past, prompt_mask), logits

@@ -133,7 +133,7 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
            temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
            generator: torch.Generator | None = None, keep: list | None = None,
            keep_logp: list | None = None, stop_ids: list[int] | None = None,
-           keep_entropy: list | None = None, shared=None):
+           keep_entropy: list | None = None):
     """Sample up to ``max_new_tokens`` per row: ``(completion_ids [B, T], mask [B, T], truncated [B])``.
 
     ``temperature=0`` is greedy decoding. Rows stop at ``eos_id``; later positions are ``pad_id``.
@@ -144,11 +144,10 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
     multi-turn episode, :mod:`labkit.models.episode`); ``truncated`` is then "no stop token".
     ``keep_entropy``: a list that receives, per step, the entropy [B] of the (filtered,
     tempered) distribution each token was sampled from.
-    ``shared``: :func:`labkit.models.prefix.distinct_prompts` of the prompts, when known.
     """
     B, dev = prompt_ids.shape[0], prompt_ids.device
-    step, logits = decoder(model, prompt_ids, prompt_mask, max_new_tokens,
-                           shared)  # each prompt once; tok [B], pos [B] -> logits [B, V]
+    step, logits = decoder(model, prompt_ids, prompt_mask,
+                           max_new_tokens)  # each prompt once; tok [B], pos [B] -> logits [B, V]
     nxt = prompt_mask.sum(-1)  # [B] position of the first new token (left padding ignored)
     done = torch.zeros(B, dtype=torch.bool, device=dev)
     stops = torch.tensor([eos_id, *(stop_ids or [])], device=dev)  # [S]
@@ -204,10 +203,7 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
     where = {p: i for i, p in enumerate(distinct)}
     dev = next(model.parameters()).device
     row = torch.tensor([where[p] for p in prompts], dtype=torch.long, device=dev)  # [B]
-    once = {k: v.to(dev) for k, v in enc.items()}  # [U, P]
-    enc = {k: v[row] for k, v in once.items()}  # [B, P]
-    shared = (once["input_ids"], once["attention_mask"], row) if len(distinct) < len(prompts) \
-        else None
+    enc = {k: v.to(dev)[row] for k, v in enc.items()}
     was_training = model.training
     model.eval()
     keep = [] if keep_sampling_mask and temperature > 0 else None
@@ -216,7 +212,7 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
     ids, mask, truncated = sample(
         model, enc["input_ids"], enc["attention_mask"], max_completion_length,
         tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator, keep,
-        logps, keep_entropy=entropies, shared=shared)
+        logps, keep_entropy=entropies)
     model.train(was_training)
     texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
     batch = Rollout(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts),
