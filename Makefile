@@ -38,8 +38,10 @@ browser:
 lab: setup
 	$(PYTHON) -m jupyter lab labs/
 
-lint: setup
-	$(PYTHON) -m ruff check labkit tests labs
+LINTED := labkit tests labs scripts benchmarks
+lint: setup  # ruff's linter and formatter (pyproject.toml); `ruff format $(LINTED)` fixes the format
+	$(PYTHON) -m ruff check $(LINTED)
+	$(PYTHON) -m ruff format --check $(LINTED)
 
 clean:
 	rm -rf runs/ .pytest_cache

@@ -26,14 +26,38 @@ def write_run(folder: pathlib.Path, n: int, B: int = 128, seed: int = 0) -> None
             a, b = rng.randrange(10, 100), rng.randrange(10, 100)
             c = str(a + b + rng.choice([0, 0, 1, -1, 10]))
             r = float(c == str(a + b))
-            s.write(json.dumps({"step": step, "group": k // 4, "prompt": f"{a}+{b}=",
-                                "completion": c, "answer": str(a + b), "reward": r,
-                                "advantage": r - 0.5, "length": len(c) + 1, "truncated": False,
-                                "correct": r == 1.0, "rewards/exact_match": r}) + "\n")
+            s.write(
+                json.dumps(
+                    {
+                        "step": step,
+                        "group": k // 4,
+                        "prompt": f"{a}+{b}=",
+                        "completion": c,
+                        "answer": str(a + b),
+                        "reward": r,
+                        "advantage": r - 0.5,
+                        "length": len(c) + 1,
+                        "truncated": False,
+                        "correct": r == 1.0,
+                        "rewards/exact_match": r,
+                    }
+                )
+                + "\n"
+            )
             if k < 4:
-                t.write(json.dumps({"step": step, "sample": k, "prompt": f"{a}+{b}=",
-                                    "tokens": list(c) + ["</s>"], "advantage": r - 0.5,
-                                    "logp": [-0.1] * (len(c) + 1)}) + "\n")
+                t.write(
+                    json.dumps(
+                        {
+                            "step": step,
+                            "sample": k,
+                            "prompt": f"{a}+{b}=",
+                            "tokens": list(c) + ["</s>"],
+                            "advantage": r - 0.5,
+                            "logp": [-0.1] * (len(c) + 1),
+                        }
+                    )
+                    + "\n"
+                )
     for name in ("metrics.jsonl", "events.jsonl"):
         (folder / name).write_text("")
 
@@ -61,10 +85,14 @@ def main():
         _, t_widget = clock(lambda: CompletionBrowser(run))
         size = (run / "samples.jsonl").stat().st_size / 2**20
     print(f"{a.n} completions, samples.jsonl {size:.1f} MB (written in {t_write:.1f} s)")
-    for name, t in [("index (one pass)", t_index), ("select steps 300-700, wrong", t_select),
-                    ("page of 50", t_page), ("regex page of 50", t_regex),
-                    ("token view of one row", t_tokens), ("widget opens (index + page)",
-                                                          t_widget)]:
+    for name, t in [
+        ("index (one pass)", t_index),
+        ("select steps 300-700, wrong", t_select),
+        ("page of 50", t_page),
+        ("regex page of 50", t_regex),
+        ("token view of one row", t_tokens),
+        ("widget opens (index + page)", t_widget),
+    ]:
         print(f"  {name:30s} {t:7.3f} s")
 
 

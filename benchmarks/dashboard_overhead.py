@@ -28,8 +28,13 @@ from labkit.widgets import Dashboard, RewardEditor
 
 
 def _trainer(args):
-    return lk.GRPOTrainer(max_steps=10**6, seed=0, num_generations=args.G,
-                          prompts_per_step=args.prompts, diagnostics=4)
+    return lk.GRPOTrainer(
+        max_steps=10**6,
+        seed=0,
+        num_generations=args.G,
+        prompts_per_step=args.prompts,
+        diagnostics=4,
+    )
 
 
 def overhead(args) -> None:
@@ -58,28 +63,35 @@ def overhead(args) -> None:
     t_dash = time.perf_counter() - t0
     train_time = t_dash - spent["refresh"] - spent["json"]
     print(f"config: {args.prompts} prompts x {args.G} generations, {args.steps} steps")
-    print(f"plain train: {t_plain:.2f} s ({t_plain / args.steps * 1e3:.0f} ms/step); "
-          f"with dashboard: {t_dash - spent['json']:.2f} s -> wall ratio "
-          f"{(t_dash - spent['json']) / t_plain:.3f} (noisy)")
-    print(f"redraw time inside the run: {spent['refresh']:.3f} s = "
-          f"{spent['refresh'] / train_time:.1%} of training time "
-          f"({spent['refresh'] / spent['n'] * 1e3:.1f} ms per update, {spent['n']} updates for "
-          f"{args.steps} steps)")
-    print(f"+ JSON of the whole figure each step (upper bound of a live frontend's cost): "
-          f"{(spent['refresh'] + spent['json']) / train_time:.1%}")
+    print(
+        f"plain train: {t_plain:.2f} s ({t_plain / args.steps * 1e3:.0f} ms/step); "
+        f"with dashboard: {t_dash - spent['json']:.2f} s -> wall ratio "
+        f"{(t_dash - spent['json']) / t_plain:.3f} (noisy)"
+    )
+    print(
+        f"redraw time inside the run: {spent['refresh']:.3f} s = "
+        f"{spent['refresh'] / train_time:.1%} of training time "
+        f"({spent['refresh'] / spent['n'] * 1e3:.1f} ms per update, {spent['n']} updates for "
+        f"{args.steps} steps)"
+    )
+    print(
+        f"+ JSON of the whole figure each step (upper bound of a live frontend's cost): "
+        f"{(spent['refresh'] + spent['json']) / train_time:.1%}"
+    )
 
 
 def history_log(steps: int) -> tuple[RunLog, lk.GRPOTrainer]:
     """A RunLog of ``steps`` steps whose rows are copies of a real 4 x 16 run's (and that run)."""
-    tr = lk.GRPOTrainer(max_steps=2, seed=0, num_generations=16, prompts_per_step=4,
-                        diagnostics=4)
+    tr = lk.GRPOTrainer(max_steps=2, seed=0, num_generations=16, prompts_per_step=4, diagnostics=4)
     tr.train(progress=False)
     src = tr.log.records
     log = RunLog(None, tr.log.config)
     for s in range(1, steps + 1):
         k = (s - 1) % 2 + 1
-        rows = {kind: [dict(r, step=s) for r in src[kind] if r["step"] == k]
-                for kind in ("metrics", "samples", "tokens")}
+        rows = {
+            kind: [dict(r, step=s) for r in src[kind] if r["step"] == k]
+            for kind in ("metrics", "samples", "tokens")
+        }
         log.log_step(rows["metrics"][0], rows["samples"], rows["tokens"])
     return log, tr
 
@@ -98,8 +110,10 @@ def _once(fn) -> float:
 def responsiveness(args) -> None:
     log, tr = history_log(args.history)
     n = len(log.records["samples"])
-    print(f"history: {len(log.records['metrics'])} steps, {n} samples, "
-          f"{len(log.records['tokens'])} token records")
+    print(
+        f"history: {len(log.records['metrics'])} steps, {n} samples, "
+        f"{len(log.records['tokens'])} token records"
+    )
     shell = copy.copy(tr)
     shell.log = log
     dash = Dashboard(shell, steps=1)
@@ -107,13 +121,17 @@ def responsiveness(args) -> None:
     _time("  + JSON of the whole figure", lambda: pio.to_json(dash.fig, validate=False))
     _time("training.reward_curve", lambda: training.reward_curve(log))
     _time("training.loss_zero_panel", lambda: training.loss_zero_panel(log))
-    _time("training.length_distribution (30 steps shown)",
-          lambda: training.length_distribution(log))
+    _time(
+        "training.length_distribution (30 steps shown)", lambda: training.length_distribution(log)
+    )
     _time("run_step.advantage_slider (40 steps shown)", lambda: run_step.advantage_slider(log))
     _time("run_step.token_heatmap (last step)", lambda: run_step.token_heatmap(log))
     _time("report_figures (all 13 figures)", lambda: report_figures(log), repeat=1)
-    ed = RewardEditor(shell, code="def r(completions, answer, **kw):\n"
-                                  "    return [float(c == a) for c, a in zip(completions, answer)]")
+    ed = RewardEditor(
+        shell,
+        code="def r(completions, answer, **kw):\n"
+        "    return [float(c == a) for c, a in zip(completions, answer)]",
+    )
     _time("RewardEditor Try (512-sample bank)", ed.try_code)
 
 

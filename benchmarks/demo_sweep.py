@@ -19,22 +19,62 @@ from labkit.algos.config import DEMO_DEFAULTS
 
 BASE = {k: v for k, v in DEMO_DEFAULTS.items() if k != "reward_funcs"}
 CANDIDATES = {  # name: overrides of the demo's defaults
-    "A": {"prompts_per_step": 32, "num_generations": 4, "learning_rate": 5e-4,
-          "num_iterations": 2, "max_steps": 600},
-    "B": {"prompts_per_step": 32, "num_generations": 4, "learning_rate": 5e-4,
-          "num_iterations": 1, "max_steps": 600},
-    "C": {"prompts_per_step": 32, "num_generations": 4, "learning_rate": 1e-3,
-          "num_iterations": 1, "max_steps": 600},
-    "D": {"prompts_per_step": 64, "num_generations": 4, "learning_rate": 1e-3,
-          "num_iterations": 1, "max_steps": 400},
-    "E": {"prompts_per_step": 32, "num_generations": 4, "learning_rate": 7e-4,
-          "num_iterations": 2, "max_steps": 450},
-    "F": {"prompts_per_step": 16, "num_generations": 8, "learning_rate": 5e-4,
-          "num_iterations": 2, "max_steps": 600},
-    "G": {"prompts_per_step": 64, "num_generations": 2, "learning_rate": 5e-4,
-          "num_iterations": 2, "max_steps": 600},
-    "H": {"prompts_per_step": 32, "num_generations": 4, "learning_rate": 1e-3,
-          "num_iterations": 2, "max_steps": 400},
+    "A": {
+        "prompts_per_step": 32,
+        "num_generations": 4,
+        "learning_rate": 5e-4,
+        "num_iterations": 2,
+        "max_steps": 600,
+    },
+    "B": {
+        "prompts_per_step": 32,
+        "num_generations": 4,
+        "learning_rate": 5e-4,
+        "num_iterations": 1,
+        "max_steps": 600,
+    },
+    "C": {
+        "prompts_per_step": 32,
+        "num_generations": 4,
+        "learning_rate": 1e-3,
+        "num_iterations": 1,
+        "max_steps": 600,
+    },
+    "D": {
+        "prompts_per_step": 64,
+        "num_generations": 4,
+        "learning_rate": 1e-3,
+        "num_iterations": 1,
+        "max_steps": 400,
+    },
+    "E": {
+        "prompts_per_step": 32,
+        "num_generations": 4,
+        "learning_rate": 7e-4,
+        "num_iterations": 2,
+        "max_steps": 450,
+    },
+    "F": {
+        "prompts_per_step": 16,
+        "num_generations": 8,
+        "learning_rate": 5e-4,
+        "num_iterations": 2,
+        "max_steps": 600,
+    },
+    "G": {
+        "prompts_per_step": 64,
+        "num_generations": 2,
+        "learning_rate": 5e-4,
+        "num_iterations": 2,
+        "max_steps": 600,
+    },
+    "H": {
+        "prompts_per_step": 32,
+        "num_generations": 4,
+        "learning_rate": 1e-3,
+        "num_iterations": 2,
+        "max_steps": 400,
+    },
     "I": {"num_iterations": 2, "max_steps": 600, "adam_beta2": 0.99},
     "J": {"num_iterations": 3, "max_steps": 500},
     "K": {"num_iterations": 2, "max_steps": 600, "max_grad_norm": 2.0},
@@ -42,12 +82,24 @@ CANDIDATES = {  # name: overrides of the demo's defaults
     "M": {"prompts_per_step": 48, "num_iterations": 2, "max_steps": 450},
     "N": {"num_iterations": 2, "max_steps": 600, "epsilon_high": 0.28},
     "A+skip": {"num_iterations": 2, "max_steps": 600, "skip_zero_advantage": True},
-    "M+skip": {"prompts_per_step": 48, "num_iterations": 2, "max_steps": 450,
-               "skip_zero_advantage": True},
-    "O+skip": {"prompts_per_step": 64, "num_iterations": 2, "max_steps": 350,
-               "skip_zero_advantage": True},
-    "P+skip": {"prompts_per_step": 64, "num_iterations": 2, "max_steps": 400,
-               "skip_zero_advantage": True},
+    "M+skip": {
+        "prompts_per_step": 48,
+        "num_iterations": 2,
+        "max_steps": 450,
+        "skip_zero_advantage": True,
+    },
+    "O+skip": {
+        "prompts_per_step": 64,
+        "num_iterations": 2,
+        "max_steps": 350,
+        "skip_zero_advantage": True,
+    },
+    "P+skip": {
+        "prompts_per_step": 64,
+        "num_iterations": 2,
+        "max_steps": 400,
+        "skip_zero_advantage": True,
+    },
 }
 
 
@@ -60,7 +112,7 @@ def time_to(target: float, overrides: dict, seed: int, every: int, budget: float
     if beta2 is not None:  # AdamW's second-moment decay (TRL's adam_beta2)
         for g in tr.optimizer.param_groups:
             g["betas"] = (g["betas"][0], beta2)
-    acc = (lambda: lk.accuracy(tr.model, tr.tokenizer, tr.task, temperature=1.0, seed=seed + 1))
+    acc = lambda: lk.accuracy(tr.model, tr.tokenizer, tr.task, temperature=1.0, seed=seed + 1)
     curve, spent = [(0, 0.0, acc())], 0.0
     while tr.global_step < cfg["max_steps"] and spent < budget:
         t0 = time.perf_counter()
@@ -87,8 +139,11 @@ def main():
         s, _, a = curve[-1]
         best = max(c[2] for c in curve)
         res = f"{hit[0]:.1f} s (step {hit[1]})" if hit else f"not reached (best {best:.3f})"
-        print(f"{name} {CANDIDATES[name]}: {res}; last: step {s} acc {a:.3f}; "
-              f"s/step {curve[-1][1] / max(1, s):.3f}", flush=True)
+        print(
+            f"{name} {CANDIDATES[name]}: {res}; last: step {s} acc {a:.3f}; "
+            f"s/step {curve[-1][1] / max(1, s):.3f}",
+            flush=True,
+        )
         print("   curve: " + " ".join(f"{st}:{acc:.3f}" for st, _, acc in curve), flush=True)
 
 

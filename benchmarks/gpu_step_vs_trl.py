@@ -25,12 +25,24 @@ P, G, L = 4, 8, 256
 
 def labkit_run(model_name: str, steps: int) -> dict:
     import labkit as lk
+
     model, tok = lk.load_policy(model_name)
     task = lk.tasks.gsm8k()
-    tr = lk.GRPOTrainer(lk.add_lora(model), tokenizer=tok, task=task, device="auto",
-                        reward_funcs=[task.accuracy_reward], prompts_per_step=P,
-                        num_generations=G, max_completion_length=L, loss_type="dapo", beta=0.0,
-                        learning_rate=1e-5, max_steps=steps, save_steps=0)
+    tr = lk.GRPOTrainer(
+        lk.add_lora(model),
+        tokenizer=tok,
+        task=task,
+        device="auto",
+        reward_funcs=[task.accuracy_reward],
+        prompts_per_step=P,
+        num_generations=G,
+        max_completion_length=L,
+        loss_type="dapo",
+        beta=0.0,
+        learning_rate=1e-5,
+        max_steps=steps,
+        save_steps=0,
+    )
     print(lk.models.memory.memory_report(tr))
     torch.cuda.reset_peak_memory_stats()
     times = step_times(tr.step, steps)
@@ -43,27 +55,49 @@ def trl_run(model_name: str, steps: int, precision: str) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     import labkit as lk
+
     task = lk.tasks.gsm8k()
     from datasets import Dataset
-    data = Dataset.from_dict({"prompt": [e.prompt for e in task.train],
-                              "answer": [e.answer for e in task.train]})
+
+    data = Dataset.from_dict(
+        {"prompt": [e.prompt for e in task.train], "answer": [e.answer for e in task.train]}
+    )
     clock = trl_clock()
     torch.cuda.reset_peak_memory_stats()
     with tempfile.TemporaryDirectory() as out:
-        args = GRPOConfig(output_dir=out, bf16=precision == "bf16", fp16=precision == "fp16",
-                          report_to=[], seed=0, gradient_checkpointing=False,
-                          per_device_train_batch_size=P * G, num_generations=G,
-                          max_completion_length=L, loss_type="dapo", beta=0.0,
-                          learning_rate=1e-5, max_steps=steps, logging_steps=10**6,
-                          save_strategy="no", disable_tqdm=True)
-        trainer = GRPOTrainer(model=model_name, reward_funcs=task.accuracy_reward, args=args,
-                              train_dataset=data, callbacks=[clock],
-                              peft_config=LoraConfig(r=16, lora_alpha=32,
-                                                     target_modules="all-linear"))
+        args = GRPOConfig(
+            output_dir=out,
+            bf16=precision == "bf16",
+            fp16=precision == "fp16",
+            report_to=[],
+            seed=0,
+            gradient_checkpointing=False,
+            per_device_train_batch_size=P * G,
+            num_generations=G,
+            max_completion_length=L,
+            loss_type="dapo",
+            beta=0.0,
+            learning_rate=1e-5,
+            max_steps=steps,
+            logging_steps=10**6,
+            save_strategy="no",
+            disable_tqdm=True,
+        )
+        trainer = GRPOTrainer(
+            model=model_name,
+            reward_funcs=task.accuracy_reward,
+            args=args,
+            train_dataset=data,
+            callbacks=[clock],
+            peft_config=LoraConfig(r=16, lora_alpha=32, target_modules="all-linear"),
+        )
         trainer.train()
         lengths = [h.get("completions/mean_length", L) for h in trainer.state.log_history]
-    return {"times": clock.times, "tokens": statistics.mean(lengths) * P * G,
-            "peak_gb": torch.cuda.max_memory_allocated() / 2**30}
+    return {
+        "times": clock.times,
+        "tokens": statistics.mean(lengths) * P * G,
+        "peak_gb": torch.cuda.max_memory_allocated() / 2**30,
+    }
 
 
 def main():
@@ -76,13 +110,18 @@ def main():
         print("needs CUDA: this benchmark times GRPO on a GPU (no GPU here)")
         return 0
     from labkit.models.device import choose_precision
+
     precision = choose_precision("cuda")
     print(f"{torch.cuda.get_device_name(0)}, precision {precision}, {P}x{G}, L={L}")
-    for name, result in (("labkit", labkit_run(args.model, args.steps)),
-                         ("TRL", trl_run(args.model, args.steps, precision))):
-        step = statistics.median(result["times"][args.warmup:])
-        print(f"{name:7s} step {step:6.2f} s  {result['tokens'] / step:8.0f} generated tok/s  "
-              f"peak {result['peak_gb']:.1f} GB")
+    for name, result in (
+        ("labkit", labkit_run(args.model, args.steps)),
+        ("TRL", trl_run(args.model, args.steps, precision)),
+    ):
+        step = statistics.median(result["times"][args.warmup :])
+        print(
+            f"{name:7s} step {step:6.2f} s  {result['tokens'] / step:8.0f} generated tok/s  "
+            f"peak {result['peak_gb']:.1f} GB"
+        )
     return 0
 
 

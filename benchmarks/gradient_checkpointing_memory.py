@@ -16,6 +16,7 @@ B, LENGTHS = 16, (64, 256, 512)
 def make(on: bool):
     import labkit as lk
     from labkit.models.policy import enable_gradient_checkpointing
+
     model, _ = lk.load_policy("tiny")
     model = copy.deepcopy(model).train()
     return enable_gradient_checkpointing(model) if on else model
@@ -29,6 +30,7 @@ def main() -> None:
     import torch
 
     from labkit.models.memory import peak_cpu_memory
+
     torch.set_num_threads(1)
     print(f"B={B}, tiny policy (H=128, 4 layers, V=99), one thread; MiB")
     print("T    | checkpointing | profiler peak | s/step")
@@ -36,7 +38,7 @@ def main() -> None:
         ids = torch.randint(4, 90, (B, T), generator=torch.Generator().manual_seed(0))
         for on in (False, True):
             model = make(on)
-            peak = peak_cpu_memory(lambda m=model, x=ids: step(m, x)) / 2 ** 20
+            peak = peak_cpu_memory(lambda m=model, x=ids: step(m, x)) / 2**20
             t0 = time.perf_counter()
             step(model, ids)
             dt = time.perf_counter() - t0

@@ -17,18 +17,23 @@ import torch
 import labkit as lk
 from labkit.algos import grpo
 
-PHASES = {"rollout": "generate", "pi_ref forward": "reference_logprobs",
-          "backward + AdamW": "optimizer_step"}
+PHASES = {
+    "rollout": "generate",
+    "pi_ref forward": "reference_logprobs",
+    "backward + AdamW": "optimizer_step",
+}
 
 
 def clocked(fn, label: str, spent: dict):
     """``fn`` that adds its seconds to ``spent[label]``."""
+
     def timed(*a, **kw):
         t0 = time.perf_counter()
         try:
             return fn(*a, **kw)
         finally:
             spent[label] += time.perf_counter() - t0
+
     return timed
 
 
@@ -38,9 +43,19 @@ def main():
     ap.add_argument("--steps", type=int, default=40)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    tr = lk.GRPOTrainer("tiny", reward_funcs=["exact_match"], max_steps=10 + args.steps, seed=0,
-                        num_generations=8, prompts_per_step=8, max_completion_length=4,
-                        loss_type="dapo", beta=0.04, learning_rate=3e-4, diagnostics=4)
+    tr = lk.GRPOTrainer(
+        "tiny",
+        reward_funcs=["exact_match"],
+        max_steps=10 + args.steps,
+        seed=0,
+        num_generations=8,
+        prompts_per_step=8,
+        max_completion_length=4,
+        loss_type="dapo",
+        beta=0.04,
+        learning_rate=3e-4,
+        diagnostics=4,
+    )
     spent = dict.fromkeys(PHASES, 0.0)
     for label, name in PHASES.items():
         setattr(tr, name, clocked(getattr(grpo.GRPOTrainer, name).__get__(tr), label, spent))

@@ -12,17 +12,32 @@ from torch.profiler import ProfilerActivity, profile
 
 import labkit as lk
 
-PHASES = {"rollout (sampling, KV cache)": "rollout", "pi_ref forward (no grad)":
-          "reference_logprobs", "pi_theta forward + pi_ref forward": "completion_logprobs",
-          "backward + AdamW": "optimizer_step", "rewards": "score", "run log": "log_step",
-          "whole step": "train_step"}
+PHASES = {
+    "rollout (sampling, KV cache)": "rollout",
+    "pi_ref forward (no grad)": "reference_logprobs",
+    "pi_theta forward + pi_ref forward": "completion_logprobs",
+    "backward + AdamW": "optimizer_step",
+    "rewards": "score",
+    "run log": "log_step",
+    "whole step": "train_step",
+}
 
 
 def main(steps: int = 20) -> None:
     torch.set_num_threads(1)
-    tr = lk.GRPOTrainer("tiny", reward_funcs=["exact_match"], max_steps=10 * steps, seed=0,
-                        num_generations=8, prompts_per_step=8, max_completion_length=4,
-                        loss_type="dapo", beta=0.04, learning_rate=3e-4, diagnostics=4)
+    tr = lk.GRPOTrainer(
+        "tiny",
+        reward_funcs=["exact_match"],
+        max_steps=10 * steps,
+        seed=0,
+        num_generations=8,
+        prompts_per_step=8,
+        max_completion_length=4,
+        loss_type="dapo",
+        beta=0.04,
+        learning_rate=3e-4,
+        diagnostics=4,
+    )
     for _ in range(5):
         tr.step()
     prof = cProfile.Profile()

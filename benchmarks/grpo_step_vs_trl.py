@@ -31,9 +31,19 @@ P, G, L = 8, 8, 4
 
 
 def labkit_trainer(steps: int) -> lk.GRPOTrainer:
-    return lk.GRPOTrainer("tiny", reward_funcs=["exact_match"], max_steps=steps, seed=0,
-                          num_generations=G, prompts_per_step=P, max_completion_length=L,
-                          loss_type="dapo", beta=0.04, learning_rate=3e-4, diagnostics=4)
+    return lk.GRPOTrainer(
+        "tiny",
+        reward_funcs=["exact_match"],
+        max_steps=steps,
+        seed=0,
+        num_generations=G,
+        prompts_per_step=P,
+        max_completion_length=L,
+        loss_type="dapo",
+        beta=0.04,
+        learning_rate=3e-4,
+        diagnostics=4,
+    )
 
 
 def labkit_step_times(steps: int, share_prompts: bool = True) -> list[float]:
@@ -67,19 +77,39 @@ def trl_step_times(steps: int, callbacks=()) -> list[float]:
     from trl import GRPOConfig, GRPOTrainer
 
     task = lk.get_task("addition")
-    data = Dataset.from_dict({"prompt": [e.prompt for e in task.train],
-                              "answer": [e.answer for e in task.train]})
+    data = Dataset.from_dict(
+        {"prompt": [e.prompt for e in task.train], "answer": [e.answer for e in task.train]}
+    )
     clock = trl_clock()
 
     with tempfile.TemporaryDirectory() as out:
-        args = GRPOConfig(output_dir=out, bf16=False, use_cpu=True, report_to=[], seed=0,
-                          activation_checkpointing=False, per_device_train_batch_size=P * G,
-                          num_generations=G, max_completion_length=L, loss_type="dapo",
-                          beta=0.04, learning_rate=3e-4, max_steps=steps, logging_steps=10**6,
-                          save_strategy="no", temperature=1.0, disable_tqdm=True)
-        trainer = GRPOTrainer(model=str(lk.models.BUILTIN["tiny"]), reward_funcs=lk.exact_match,
-                              args=args, train_dataset=data, callbacks=[clock, *callbacks],
-                              processing_class=lk.load_policy("tiny")[1])
+        args = GRPOConfig(
+            output_dir=out,
+            bf16=False,
+            use_cpu=True,
+            report_to=[],
+            seed=0,
+            activation_checkpointing=False,
+            per_device_train_batch_size=P * G,
+            num_generations=G,
+            max_completion_length=L,
+            loss_type="dapo",
+            beta=0.04,
+            learning_rate=3e-4,
+            max_steps=steps,
+            logging_steps=10**6,
+            save_strategy="no",
+            temperature=1.0,
+            disable_tqdm=True,
+        )
+        trainer = GRPOTrainer(
+            model=str(lk.models.BUILTIN["tiny"]),
+            reward_funcs=lk.exact_match,
+            args=args,
+            train_dataset=data,
+            callbacks=[clock, *callbacks],
+            processing_class=lk.load_policy("tiny")[1],
+        )
         trainer.train()
     return clock.times
 

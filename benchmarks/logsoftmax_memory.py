@@ -21,6 +21,7 @@ def peak_mb() -> float:
 
 def one(variant: str, dtype: str) -> None:
     import torch
+
     torch.set_num_threads(1)
     logits = torch.empty(B, T, V, dtype=getattr(torch, dtype)).normal_()
     logits.requires_grad_(True)
@@ -30,13 +31,17 @@ def one(variant: str, dtype: str) -> None:
         lp = logits.float().log_softmax(-1).gather(-1, ids[..., None]).squeeze(-1)
     elif variant == "trl":
         from trl.trainer.utils import selective_log_softmax
+
         lp = selective_log_softmax(logits, ids)
     else:
         from labkit.core.logprobs import token_logprobs
+
         lp = token_logprobs(logits, ids)
     lp.float().sum().backward()
-    print(f"{variant:8s} {dtype:9s} logits {logits.numel() * logits.element_size() / 2**20:7.0f} "
-          f"MB  peak rise {peak_mb() - base:7.0f} MB  (grad of the logits included)")
+    print(
+        f"{variant:8s} {dtype:9s} logits {logits.numel() * logits.element_size() / 2**20:7.0f} "
+        f"MB  peak rise {peak_mb() - base:7.0f} MB  (grad of the logits included)"
+    )
 
 
 if __name__ == "__main__":

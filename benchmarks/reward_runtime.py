@@ -28,8 +28,15 @@ def per_call_ms(runner: RewardRunner, fn, n: int, B: int = 128) -> float:
 
 
 def step_s(runtime: str, steps: int) -> float:
-    tr = lk.GRPOTrainer("tiny", reward_funcs=["digit_partial"], num_generations=8,
-                        prompts_per_step=16, reward_runtime=runtime, track_kl=False, seed=0)
+    tr = lk.GRPOTrainer(
+        "tiny",
+        reward_funcs=["digit_partial"],
+        num_generations=8,
+        prompts_per_step=16,
+        reward_runtime=runtime,
+        track_kl=False,
+        seed=0,
+    )
     tr.step()
     return statistics.median(tr.step()["time/step"] for _ in range(steps))
 
@@ -41,15 +48,18 @@ def main():
     a = p.parse_args()
     torch.set_num_threads(1)
     fn = lk.digit_partial
-    rows = [("inline (built-in default)", per_call_ms(RewardRunner(), fn, a.calls)),
-            ("worker process", per_call_ms(RewardRunner(mode="process"), fn, a.calls)),
-            ("2 worker processes", per_call_ms(RewardRunner(mode="process", workers=2), fn,
-                                               a.calls))]
+    rows = [
+        ("inline (built-in default)", per_call_ms(RewardRunner(), fn, a.calls)),
+        ("worker process", per_call_ms(RewardRunner(mode="process"), fn, a.calls)),
+        ("2 worker processes", per_call_ms(RewardRunner(mode="process", workers=2), fn, a.calls)),
+    ]
     print("one call of digit_partial on 128 completions, median ms")
     for name, ms in rows:
         print(f"  {name:28s} {ms:8.3f}")
-    print(f"GRPO step 16x8, median s: inline {step_s('auto', a.steps):.4f}, "
-          f"process {step_s('process', a.steps):.4f}")
+    print(
+        f"GRPO step 16x8, median s: inline {step_s('auto', a.steps):.4f}, "
+        f"process {step_s('process', a.steps):.4f}"
+    )
 
 
 if __name__ == "__main__":

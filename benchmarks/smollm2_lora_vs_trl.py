@@ -26,9 +26,16 @@ P, G, L = 2, 4, 16
 
 
 def config(steps: int) -> lk.GRPOConfig:
-    return lk.GRPOConfig(num_generations=G, prompts_per_step=P, max_completion_length=L,
-                         loss_type="dapo", beta=0.04, learning_rate=1e-4, max_steps=steps,
-                         seed=0)
+    return lk.GRPOConfig(
+        num_generations=G,
+        prompts_per_step=P,
+        max_completion_length=L,
+        loss_type="dapo",
+        beta=0.04,
+        learning_rate=1e-4,
+        max_steps=steps,
+        seed=0,
+    )
 
 
 def rss_mib() -> float:
@@ -53,8 +60,14 @@ def memory() -> dict:
 def labkit_times(steps: int) -> list[float]:
     model, tok = lk.load_policy("smollm2-offline")
     policy = lk.models.add_lora(model, r=16, alpha=32)
-    tr = lk.GRPOTrainer(policy, tokenizer=tok, reward_funcs=[lk.length_target],
-                        task="short_prompts", config=config(steps), diagnostics=4)
+    tr = lk.GRPOTrainer(
+        policy,
+        tokenizer=tok,
+        reward_funcs=[lk.length_target],
+        task="short_prompts",
+        config=config(steps),
+        diagnostics=4,
+    )
     assert tr.ref_model is None
     return step_times(tr.step, steps)
 
@@ -69,14 +82,26 @@ def trl_times(steps: int) -> list[float]:
     clock = trl_clock()
 
     with tempfile.TemporaryDirectory() as out:
-        args = lk.trl_config(config(steps), output_dir=out, task=task, logging_steps=10**6,
-                             log_completions=False)
-        lora = LoraConfig(r=16, lora_alpha=32, target_modules="all-linear", lora_dropout=0.0,
-                          task_type="CAUSAL_LM")
+        args = lk.trl_config(
+            config(steps), output_dir=out, task=task, logging_steps=10**6, log_completions=False
+        )
+        lora = LoraConfig(
+            r=16,
+            lora_alpha=32,
+            target_modules="all-linear",
+            lora_dropout=0.0,
+            task_type="CAUSAL_LM",
+        )
         tok = lk.load_policy("smollm2-offline")[1]
-        GRPOTrainer(model=str(smollm2_folder()), reward_funcs=lk.length_target, args=args,
-                    train_dataset=data, processing_class=tok, peft_config=lora,
-                    callbacks=[clock]).train()
+        GRPOTrainer(
+            model=str(smollm2_folder()),
+            reward_funcs=lk.length_target,
+            args=args,
+            train_dataset=data,
+            processing_class=tok,
+            peft_config=lora,
+            callbacks=[clock],
+        ).train()
     return clock.times
 
 
@@ -85,14 +110,18 @@ def main():
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--warmup", type=int, default=1)
     a = ap.parse_args()
-    print(f"torch threads: {torch.get_num_threads()}; {P} prompts x {G} generations, "
-          f"<= {L} tokens, LoRA r=16 all-linear, beta 0.04")
+    print(
+        f"torch threads: {torch.get_num_threads()}; {P} prompts x {G} generations, "
+        f"<= {L} tokens, LoRA r=16 all-linear, beta 0.04"
+    )
     mem = memory()
-    print(f"reference model: frozen copy {mem['copy_params_mib']:.0f} MiB of parameters "
-          f"(RSS grew {mem['copy_rss_mib']:.0f} MiB) vs adapter-off 0 MiB extra; "
-          f"the adapter itself is {mem['adapter_mib']:.1f} MiB")
-    ours = statistics.median(labkit_times(a.steps)[a.warmup:])
-    theirs = statistics.median(trl_times(a.steps)[a.warmup:])
+    print(
+        f"reference model: frozen copy {mem['copy_params_mib']:.0f} MiB of parameters "
+        f"(RSS grew {mem['copy_rss_mib']:.0f} MiB) vs adapter-off 0 MiB extra; "
+        f"the adapter itself is {mem['adapter_mib']:.1f} MiB"
+    )
+    ours = statistics.median(labkit_times(a.steps)[a.warmup :])
+    theirs = statistics.median(trl_times(a.steps)[a.warmup :])
     print(f"labkit GRPO+LoRA step: {ours:.2f} s (median; all diagnostics)")
     print(f"TRL GRPOTrainer+LoRA step: {theirs:.2f} s (median, same work)")
     print(f"ratio labkit/TRL: {ours / theirs:.2f}")

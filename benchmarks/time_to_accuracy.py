@@ -37,8 +37,10 @@ def main():
         rows.append((tr.global_step, train_s, acc))
         print(f"{tr.global_step:4d} {train_s:8.1f} {acc:8.3f}", flush=True)
     hit = next((r for r in rows if r[2] >= 0.90), None)
-    print("time to 0.90 held-out sampled accuracy: "
-          + (f"{hit[1]:.1f} s (step {hit[0]})" if hit else "not reached"))
+    print(
+        "time to 0.90 held-out sampled accuracy: "
+        + (f"{hit[1]:.1f} s (step {hit[0]})" if hit else "not reached")
+    )
     if args.csv:
         with open(args.csv, "w") as f:
             f.write("step,train_seconds,heldout_sampled_accuracy\n")

@@ -65,5 +65,6 @@ def assert_close(got: Any, expected: Any, what: str, atol: float = 1e-6) -> None
     if g.shape != e.shape:
         raise AssertionError(f"{what}: expected shape {e.shape}, got {g.shape}")
     if not np.allclose(g, e, atol=atol, rtol=0):
-        raise AssertionError(f"{what}: expected {np.round(e, 4).tolist()}, got "
-                             f"{np.round(g, 4).tolist()}")
+        raise AssertionError(
+            f"{what}: expected {np.round(e, 4).tolist()}, got {np.round(g, 4).tolist()}"
+        )

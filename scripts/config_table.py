@@ -44,9 +44,13 @@ def field_docstrings(cls: type) -> dict[str, str]:
     """The attribute docstrings written in ``cls``'s own body (not its bases'), by field name."""
     body, docs = _class_ast(cls).body, {}
     for stmt, nxt in itertools.pairwise(body):
-        if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
-                and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
-                and isinstance(nxt.value.value, str)):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(nxt, ast.Expr)
+            and isinstance(nxt.value, ast.Constant)
+            and isinstance(nxt.value.value, str)
+        ):
             docs[stmt.target.id] = " ".join(inspect.cleandoc(nxt.value.value).split())
     return docs
 
@@ -55,11 +59,21 @@ def config_classes(module: ModuleType) -> list[type]:
     """The public dataclasses defined in ``module`` or, a package, in its modules: in the order
     of its ``__all__``, then any it leaves out by module and source line."""
     order = list(getattr(module, "__all__", ()))
-    found = [(name, c) for name, c in vars(module).items() if not name.startswith("_")
-             and inspect.isclass(c) and dataclasses.is_dataclass(c)
-             and f"{c.__module__}.".startswith(f"{module.__name__}.")]
-    found.sort(key=lambda nc: (order.index(nc[0]) if nc[0] in order else len(order),
-                               nc[1].__module__, inspect.getsourcelines(nc[1])[1]))
+    found = [
+        (name, c)
+        for name, c in vars(module).items()
+        if not name.startswith("_")
+        and inspect.isclass(c)
+        and dataclasses.is_dataclass(c)
+        and f"{c.__module__}.".startswith(f"{module.__name__}.")
+    ]
+    found.sort(
+        key=lambda nc: (
+            order.index(nc[0]) if nc[0] in order else len(order),
+            nc[1].__module__,
+            inspect.getsourcelines(nc[1])[1],
+        )
+    )
     return [c for _, c in found]
 
 
@@ -87,8 +101,10 @@ def render(module: ModuleType) -> str:
         doc = ast.get_docstring(_class_ast(cls)) or ""  # not __doc__: dataclass fills that in
         lines = [f"## {cls.__name__}", ""] + ([doc, ""] if doc else [])
         lines += ["| field | default | symbol | meaning |", "|---|---|---|---|"]
-        lines += [f"| `{name}` | {default} | {symbols.get(name, '')} | {_cell(meaning)} |"
-                  for name, default, meaning in field_rows(cls)]
+        lines += [
+            f"| `{name}` | {default} | {symbols.get(name, '')} | {_cell(meaning)} |"
+            for name, default, meaning in field_rows(cls)
+        ]
         parts.append("\n".join(line.rstrip() for line in lines) + "\n")
     return "\n".join(parts)
 
@@ -99,8 +115,12 @@ def _cell(text: str) -> str:
 
 def missing_docstrings(module: ModuleType) -> list[str]:
     """``Class.field`` of every field that no class of its MRO documents."""
-    return [f"{cls.__name__}.{name}" for cls in config_classes(module)
-            for name, _, meaning in field_rows(cls) if not meaning]
+    return [
+        f"{cls.__name__}.{name}"
+        for cls in config_classes(module)
+        for name, _, meaning in field_rows(cls)
+        if not meaning
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

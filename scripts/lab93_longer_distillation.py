@@ -3,6 +3,7 @@ numbers), the student base, then SFT of the student on the kept traces for 40 an
 
     OMP_NUM_THREADS=1 python scripts/lab93_longer_distillation.py   # ~6 min on one thread
 """
+
 import copy
 import random
 
@@ -21,8 +22,16 @@ b = r1.budget(False)
 cold, tok = load_policy("tiny-think")
 t = r1.rl(cold, tok, b["rl1"], seed, "2 reasoning RL")
 rng = random.Random(seed)
-rs = rejection_sample(t.model, tok, task, [rng.choice(task.train) for _ in range(b["rs_prompts"])], 4,
-                      keep="correct_think", seed=seed, max_completion_length=64)
+rs = rejection_sample(
+    t.model,
+    tok,
+    task,
+    [rng.choice(task.train) for _ in range(b["rs_prompts"])],
+    4,
+    keep="correct_think",
+    seed=seed,
+    max_completion_length=64,
+)
 print("rs", rs.stats(), flush=True)
 m, _ = r1.student_policy(seed)
 direct = [(e.prompt, target(task.operands(e.prompt), think=False)) for e in task.train]

@@ -33,8 +33,9 @@ def babble_pairs(model, tok, task, n: int, babble: float, max_tail: int, seed: i
     """(prompt, target): the model's greedy answer, + a random digit tail with prob ``babble``."""
     rng = random.Random(seed)
     examples = [rng.choice(task.train) for _ in range(n)]
-    answers = rollout(model, tok, [e.prompt for e in examples], task.max_answer_chars + 1,
-                      0.0).completions
+    answers = rollout(
+        model, tok, [e.prompt for e in examples], task.max_answer_chars + 1, 0.0
+    ).completions
     pairs = []
     for e, a in zip(examples, answers):
         if rng.random() < babble:
@@ -58,22 +59,48 @@ def main():
     task = get_task("addition")
     model, tok = lk.load_policy("tiny")
     pairs = babble_pairs(model, tok, task, 4096, args.babble, args.max_tail, args.seed)
-    sft(model, tok, pairs, args.steps, batch_size=64, learning_rate=args.learning_rate,
-        seed=args.seed, progress=False)
+    sft(
+        model,
+        tok,
+        pairs,
+        args.steps,
+        batch_size=64,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        progress=False,
+    )
     probe = task.heldout[:512]
-    sampled = accuracy(model, tok, task, probe, temperature=1.0, max_completion_length=MAX_LEN,
-                       seed=1)
-    r = rollout(model, tok, [e.prompt for e in probe], MAX_LEN, 1.0,
-                generator=torch.Generator().manual_seed(1))
-    stats = {"heldout_sampled_accuracy": sampled, "len_mean": r.lengths.float().mean().item(),
-             "long_frac": (r.lengths > task.max_answer_chars + 1).float().mean().item(),
-             "truncated_frac": r.truncated.float().mean().item()}
+    sampled = accuracy(
+        model, tok, task, probe, temperature=1.0, max_completion_length=MAX_LEN, seed=1
+    )
+    r = rollout(
+        model,
+        tok,
+        [e.prompt for e in probe],
+        MAX_LEN,
+        1.0,
+        generator=torch.Generator().manual_seed(1),
+    )
+    stats = {
+        "heldout_sampled_accuracy": sampled,
+        "len_mean": r.lengths.float().mean().item(),
+        "long_frac": (r.lengths > task.max_answer_chars + 1).float().mean().item(),
+        "truncated_frac": r.truncated.float().mean().item(),
+    }
     print(stats)
     model.save_pretrained(args.out)
     tok.save_pretrained(args.out)
-    card = {"task": "addition", "base": "tiny", "seed": args.seed, "babble": args.babble,
-            "max_tail": args.max_tail, "steps": args.steps, "learning_rate": args.learning_rate,
-            "probe": "512 held-out prompts, temperature 1, 16 tokens", **stats}
+    card = {
+        "task": "addition",
+        "base": "tiny",
+        "seed": args.seed,
+        "babble": args.babble,
+        "max_tail": args.max_tail,
+        "steps": args.steps,
+        "learning_rate": args.learning_rate,
+        "probe": "512 held-out prompts, temperature 1, 16 tokens",
+        **stats,
+    }
     with open(f"{args.out}/labkit_card.json", "w") as f:
         json.dump(card, f, indent=1)
 

@@ -36,30 +36,51 @@ def main():
     lk.set_seed(args.seed)
     task = get_task("addition")
     policy, tok = load_policy("tiny")
-    train = (near_miss_pairs(task, task.train, 4, seed=args.seed)
-             + demonstration_pairs(task, task.train, seed=args.seed))
+    train = near_miss_pairs(task, task.train, 4, seed=args.seed) + demonstration_pairs(
+        task, task.train, seed=args.seed
+    )
     random.Random(args.seed).shuffle(train)
-    held = {"near": rollout_pairs(policy, tok, task, task.heldout, 8, seed=args.seed + 1),
-            "clear": demonstration_pairs(task, task.heldout, seed=args.seed + 1)}
+    held = {
+        "near": rollout_pairs(policy, tok, task, task.heldout, 8, seed=args.seed + 1),
+        "clear": demonstration_pairs(task, task.heldout, seed=args.seed + 1),
+    }
     probe = {k: v[:500] for k, v in held.items()}
-    config = RewardModelConfig(learning_rate=3e-4, batch_size=64, max_steps=args.steps,
-                               warmup_steps=30, lr_scheduler_type="cosine", eval_every=100,
-                               seed=args.seed)
-    rm, log = train_reward_model(train, "tiny", tok, heldout=probe, config=config,
-                                 readout="head+logprob")
+    config = RewardModelConfig(
+        learning_rate=3e-4,
+        batch_size=64,
+        max_steps=args.steps,
+        warmup_steps=30,
+        lr_scheduler_type="cosine",
+        eval_every=100,
+        seed=args.seed,
+    )
+    rm, log = train_reward_model(
+        train, "tiny", tok, heldout=probe, config=config, readout="head+logprob"
+    )
     acc = {k: rm.accuracy(v) for k, v in held.items()}
-    print(f"held-out pair accuracy: policy near misses {acc['near']:.3f} "
-          f"({len(held['near'])} pairs), clear errors {acc['clear']:.3f} "
-          f"({len(held['clear'])} pairs); {time.time() - t0:.0f} s")
+    print(
+        f"held-out pair accuracy: policy near misses {acc['near']:.3f} "
+        f"({len(held['near'])} pairs), clear errors {acc['clear']:.3f} "
+        f"({len(held['clear'])} pairs); {time.time() - t0:.0f} s"
+    )
     rm.save(args.out)
     hist = log.metrics.dropna(subset=["heldout/near/accuracy"])
-    card = {"task": "addition", "policy": "tiny", "seed": args.seed, "readout": rm.readout,
-            "config": config.to_dict(), "train_pairs": len(train),
-            "heldout_near_miss_accuracy": acc["near"], "heldout_near_miss_pairs": len(held["near"]),
-            "heldout_clear_error_accuracy": acc["clear"],
-            "history": hist[["step", "loss", "heldout/near/accuracy",
-                             "heldout/clear/accuracy"]].to_dict("records"),
-            "seconds": round(time.time() - t0), "threads": torch.get_num_threads()}
+    card = {
+        "task": "addition",
+        "policy": "tiny",
+        "seed": args.seed,
+        "readout": rm.readout,
+        "config": config.to_dict(),
+        "train_pairs": len(train),
+        "heldout_near_miss_accuracy": acc["near"],
+        "heldout_near_miss_pairs": len(held["near"]),
+        "heldout_clear_error_accuracy": acc["clear"],
+        "history": hist[
+            ["step", "loss", "heldout/near/accuracy", "heldout/clear/accuracy"]
+        ].to_dict("records"),
+        "seconds": round(time.time() - t0),
+        "threads": torch.get_num_threads(),
+    }
     with open(f"{args.out}/labkit_card.json", "w") as f:
         json.dump(card, f, indent=1)
 

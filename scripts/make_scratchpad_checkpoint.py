@@ -40,8 +40,13 @@ def cold_start_pairs(task, mode: str, seed: int) -> list[tuple[str, str]]:
         ops = task.operands(e.prompt)
         think = mode == "think" and rng.random() < 0.5
         u = rng.random()
-        note = ("digits" if u < 0.6 else "letters" if u < 0.8
-                else [rng.choice(NOTATIONS) for _ in ops[1:]])
+        note = (
+            "digits"
+            if u < 0.6
+            else "letters"
+            if u < 0.8
+            else [rng.choice(NOTATIONS) for _ in ops[1:]]
+        )
         pairs.append((e.prompt, target(ops, think, note)))
     return pairs
 
@@ -51,8 +56,14 @@ def probe(model, tok, task, n: int = 512, seed: int = 1) -> dict:
     ex = task.heldout[:n]
     out = {}
     for name, prefix in [("free", ""), ("forced_think", "<think>"), ("forced_direct", "<answer>")]:
-        r = rollout(model, tok, [e.prompt + prefix for e in ex], MAX_LEN, 1.0,
-                    generator=torch.Generator().manual_seed(seed))
+        r = rollout(
+            model,
+            tok,
+            [e.prompt + prefix for e in ex],
+            MAX_LEN,
+            1.0,
+            generator=torch.Generator().manual_seed(seed),
+        )
         texts = [prefix + c for c in r.completions]
         out[f"accuracy_{name}"] = sum(task.verify(c, e.answer) for c, e in zip(texts, ex)) / n
         if name == "free":
@@ -80,16 +91,31 @@ def main():
     task = Scratchpad()
     model, tok = tiny_policy(args.seed)
     pairs = cold_start_pairs(task, args.mode, args.seed)
-    sft(model, tok, pairs, args.steps, batch_size=64, learning_rate=args.learning_rate,
-        seed=args.seed, progress=False)
+    sft(
+        model,
+        tok,
+        pairs,
+        args.steps,
+        batch_size=64,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        progress=False,
+    )
     stats = probe(model, tok, task)
     print(stats)
     model.save_pretrained(out)
     tok.save_pretrained(out)
-    card = {"task": "scratchpad", "mode": args.mode, "base": "tiny (random init)",
-            "seed": args.seed, "steps": args.steps, "batch_size": 64,
-            "learning_rate": args.learning_rate,
-            "probe": "512 held-out prompts, temperature 1, 64 tokens", **stats}
+    card = {
+        "task": "scratchpad",
+        "mode": args.mode,
+        "base": "tiny (random init)",
+        "seed": args.seed,
+        "steps": args.steps,
+        "batch_size": 64,
+        "learning_rate": args.learning_rate,
+        "probe": "512 held-out prompts, temperature 1, 64 tokens",
+        **stats,
+    }
     with open(f"{out}/labkit_card.json", "w") as f:
         json.dump(card, f, indent=1)
 

@@ -44,8 +44,14 @@ def main():
     print(f"held-out accuracy: sampled {sampled:.3f}, greedy {greedy:.3f}")
     model.save_pretrained(args.out)
     tok.save_pretrained(args.out)
-    card = {"task": "addition", "seed": args.seed, "target": args.target, "history": history,
-            "heldout_sampled_accuracy": sampled, "heldout_greedy_accuracy": greedy}
+    card = {
+        "task": "addition",
+        "seed": args.seed,
+        "target": args.target,
+        "history": history,
+        "heldout_sampled_accuracy": sampled,
+        "heldout_greedy_accuracy": greedy,
+    }
     with open(f"{args.out}/labkit_card.json", "w") as f:
         json.dump(card, f, indent=1)
 

@@ -47,7 +47,7 @@ def masked_sft(model, tok, pairs, steps: int, batch_size: int, lr: float, seed: 
         batch = tokenize_pairs(tok, [rng.choice(pairs) for _ in range(batch_size)])
         mask = batch.completion_mask.clone()  # [B, T]; eos is the policy's
         for i, (_, target) in enumerate(batch_pairs(batch)):
-            mask[i, :len(target)] *= torch.tensor(PROTOCOL.writers(target))
+            mask[i, : len(target)] *= torch.tensor(PROTOCOL.writers(target))
         loss = -masked_mean(completion_logprobs(model, batch), mask)
         opt.zero_grad()
         loss.backward()
@@ -73,18 +73,28 @@ def main():
     torch.set_num_threads(1)
     lk.set_seed(args.seed)
     model, tok = lk.load_policy("tiny")
-    pairs = calc_traces(CalcTask(), 6000, args.tool_frac, args.seed) + guess_traces(16, 3000,
-                                                                                   args.seed)
+    pairs = calc_traces(CalcTask(), 6000, args.tool_frac, args.seed) + guess_traces(
+        16, 3000, args.seed
+    )
     random.Random(args.seed).shuffle(pairs)
     masked_sft(model, tok, pairs, args.steps, 64, args.learning_rate, args.seed)
     model.save_pretrained(args.out)
     tok.save_pretrained(args.out)
-    stats = {"calculator": probe(model, tok, "calculator", 384, seed=1),
-             "guess": probe(model, tok, "guess", 192, seed=1)}
+    stats = {
+        "calculator": probe(model, tok, "calculator", 384, seed=1),
+        "guess": probe(model, tok, "guess", 192, seed=1),
+    }
     print(json.dumps(stats, indent=1))
-    card = {"base": "tiny", "seed": args.seed, "tool_frac": args.tool_frac, "steps": args.steps,
-            "learning_rate": args.learning_rate, "pairs": len(pairs),
-            "probe": "held-out episodes, temperature 1 (labkit.experiments.tools.probe)", **stats}
+    card = {
+        "base": "tiny",
+        "seed": args.seed,
+        "tool_frac": args.tool_frac,
+        "steps": args.steps,
+        "learning_rate": args.learning_rate,
+        "pairs": len(pairs),
+        "probe": "held-out episodes, temperature 1 (labkit.experiments.tools.probe)",
+        **stats,
+    }
     with open(f"{args.out}/labkit_card.json", "w") as f:
         json.dump(card, f, indent=1)
 

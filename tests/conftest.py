@@ -66,8 +66,7 @@ def run_metrics(run):
     """A run's metrics without the wall-clock columns, ``time/*`` and ``rewards/<fn>/latency``
     (they never repeat)."""
     m = lk.load_run(run).metrics
-    return m.drop(columns=[c for c in m.columns
-                           if c.startswith("time/") or c.endswith("/latency")])
+    return m.drop(columns=[c for c in m.columns if c.startswith("time/") or c.endswith("/latency")])
 
 
 class Resume:
@@ -83,7 +82,7 @@ class Resume:
         steps 1..``steps`` (``b`` may have gone on)."""
         ma, mb = run_metrics(a), run_metrics(b).head(steps)
         assert list(mb["step"]) == list(range(1, steps + 1))
-        assert ma.equals(mb), (ma.compare(mb) if ma.shape == mb.shape else mb)
+        assert ma.equals(mb), ma.compare(mb) if ma.shape == mb.shape else mb
         for kind in ("samples", "tokens"):
             fa, fb = (lk.load_run(r).frame(kind) for r in (a, b))
             fb = fb[fb["step"] <= steps].reset_index(drop=True) if len(fb) else fb
@@ -131,8 +130,9 @@ class Resume:
                                                         tr.global_step == {at} + 1 and die())
             tr.train(progress=False)
         """)
-        proc = subprocess.Popen([sys.executable, "-c", script],
-                                env={**os.environ, "LABKIT_RUNS": str(root)})
+        proc = subprocess.Popen(
+            [sys.executable, "-c", script], env={**os.environ, "LABKIT_RUNS": str(root)}
+        )
         metrics = root / name / "metrics.jsonl"
         deadline = time.time() + 300
         while when == "anytime" and time.time() < deadline and proc.poll() is None:
@@ -164,8 +164,7 @@ def heldout_gain():
 
     def gain(tr, n: int):
         probe = tr.task.heldout[:n]
-        acc = (lambda: lk.accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0,
-                                   seed=7))
+        acc = lambda: lk.accuracy(tr.model, tr.tokenizer, tr.task, probe, temperature=1.0, seed=7)
         before = acc()
         tr.train(progress=False)
         return before, acc()

@@ -8,17 +8,22 @@ from labkit.algos.pairs import rollout_pairs
 from labkit.core import dpo_loss
 from labkit.tasks.base import Example, Task
 
-PAIRS = [{"prompt": "12+30=", "chosen": "42", "rejected": "43"},
-         {"prompt": "05+05=", "chosen": "10", "rejected": "11"}]
+PAIRS = [
+    {"prompt": "12+30=", "chosen": "42", "rejected": "43"},
+    {"prompt": "05+05=", "chosen": "10", "rejected": "11"},
+]
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"beta": 0.0}, "beta=0.0: DPO's beta must be > 0"),
-    ({"loss_type": "hinge"}, "loss_type='hinge'"),
-    ({"pair_mode": "best"}, "pair_mode='best'"),
-    ({"num_generations": 1}, "num_generations=1"),
-    ({"max_completion_length": 0}, "max_completion_length=0"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"beta": 0.0}, "beta=0.0: DPO's beta must be > 0"),
+        ({"loss_type": "hinge"}, "loss_type='hinge'"),
+        ({"pair_mode": "best"}, "pair_mode='best'"),
+        ({"num_generations": 1}, "num_generations=1"),
+        ({"max_completion_length": 0}, "max_completion_length=0"),
+    ],
+)
 def test_bad_dpo_config_is_refused(kw, message):
     with pytest.raises(ValueError, match=message):
         DPOConfig(**kw)
@@ -35,8 +40,9 @@ def test_rollout_pairs_prefer_what_the_verifier_accepts():
 def test_pairs_are_built_on_scratchpad_with_the_thinking_policy():
     """Scratchpad declares a whole completion's length (a thought, then the answer), not an
     answer's: pairs are sampled up to it, so a thought fits and the verifier can accept."""
-    tr = DPOTrainer("tiny-think", task="scratchpad", pair_prompts=16, num_generations=4,
-                    max_steps=1, seed=0)
+    tr = DPOTrainer(
+        "tiny-think", task="scratchpad", pair_prompts=16, num_generations=4, max_steps=1, seed=0
+    )
     assert len(tr.pairs) >= 4
     answer = {e.prompt: e.answer for e in tr.task.train}
     for p in tr.pairs:
@@ -61,13 +67,21 @@ class Unsized(Task):
 
 def test_a_task_without_a_length_needs_max_completion_length(tiny):
     model, tok = tiny
-    with pytest.raises(ValueError, match="task 'unsized' gives no completion length.*"
-                                         "pass max_completion_length="):
+    with pytest.raises(
+        ValueError, match="task 'unsized' gives no completion length.*pass max_completion_length="
+    ):
         rollout_pairs(model, tok, Unsized(), Unsized().train, 4)
     with pytest.raises(ValueError, match="pass max_completion_length="):
         DPOTrainer(model, tokenizer=tok, task=Unsized(), pair_prompts=2, num_generations=4)
-    tr = DPOTrainer(model, tokenizer=tok, task=Unsized(), pair_prompts=64, num_generations=8,
-                    max_completion_length=3, seed=0)
+    tr = DPOTrainer(
+        model,
+        tokenizer=tok,
+        task=Unsized(),
+        pair_prompts=64,
+        num_generations=8,
+        max_completion_length=3,
+        seed=0,
+    )
     assert tr.pairs and all(p["chosen"] == "42" for p in tr.pairs)
 
 
@@ -91,8 +105,7 @@ def test_first_step_is_core_dpo_loss_on_summed_logprobs(tiny):
 
 def test_dpo_on_a_lora_policy_uses_the_disabled_adapter_as_reference(lora):
     lora, tok = lora
-    tr = DPOTrainer(lora, tokenizer=tok, pairs=PAIRS, batch_size=2, max_steps=2,
-                    learning_rate=1e-2)
+    tr = DPOTrainer(lora, tokenizer=tok, pairs=PAIRS, batch_size=2, max_steps=2, learning_rate=1e-2)
     assert tr.ref_model is None
     tr.train(progress=False)
     assert tr.log.metrics["rewards/margins"].iloc[-1] > 0

@@ -10,14 +10,17 @@ from labkit.algos.dapo import soft_overlong_penalty
 TINY = {"num_generations": 4, "prompts_per_step": 4, "max_steps": 2}
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"advantage_estimator": "ppo"}, "advantage_estimator='ppo'"),
-    ({"overlong_buffer": 2}, "overlong_buffer=2 needs max_completion_length > overlong_buffer"),
-    ({"overlong_buffer": 4, "max_completion_length": 4}, "overlong_buffer=4 needs"),
-    ({"loss_type": "cispo"}, "epsilon_high=None with loss_type='cispo'"),
-    ({"max_sampling_rounds": 0}, "max_sampling_rounds=0"),
-    ({"save_total_limit": 0}, "save_total_limit=0"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"advantage_estimator": "ppo"}, "advantage_estimator='ppo'"),
+        ({"overlong_buffer": 2}, "overlong_buffer=2 needs max_completion_length > overlong_buffer"),
+        ({"overlong_buffer": 4, "max_completion_length": 4}, "overlong_buffer=4 needs"),
+        ({"loss_type": "cispo"}, "epsilon_high=None with loss_type='cispo'"),
+        ({"max_sampling_rounds": 0}, "max_sampling_rounds=0"),
+        ({"save_total_limit": 0}, "save_total_limit=0"),
+    ],
+)
 def test_bad_algorithm_options_are_refused(kw, message):
     with pytest.raises(ValueError, match=message):
         GRPOConfig(**kw)
@@ -29,8 +32,10 @@ def test_soft_overlong_punishment_is_added_to_the_reward():
     s = tr.log.samples
     expected = soft_overlong_penalty(torch.tensor(s["length"].values), 3, 2, 0.5)
     assert torch.allclose(torch.tensor(s["rewards/overlong"].values).float(), expected)
-    assert torch.allclose(torch.tensor(s["reward"].values).float(),
-                          torch.tensor(s["rewards/digit_partial"].values).float() + expected)
+    assert torch.allclose(
+        torch.tensor(s["reward"].values).float(),
+        torch.tensor(s["rewards/digit_partial"].values).float() + expected,
+    )
     assert m["rewards/overlong/mean"] < 0  # answers of 2-3 chars + eos reach into the buffer
 
 
@@ -49,8 +54,14 @@ def test_advantage_estimators_match_their_definitions(estimator):
 
 
 def test_dynamic_sampling_trains_only_on_groups_with_reward_spread():
-    tr = lk.GRPOTrainer(num_generations=4, prompts_per_step=6, max_steps=3,
-                        dynamic_sampling=True, max_sampling_rounds=5, reward_funcs=["exact_match"])
+    tr = lk.GRPOTrainer(
+        num_generations=4,
+        prompts_per_step=6,
+        max_steps=3,
+        dynamic_sampling=True,
+        max_sampling_rounds=5,
+        reward_funcs=["exact_match"],
+    )
     m = tr.step()
     s = tr.log.samples
     spread = s.groupby("group")["reward"].agg(lambda r: r.max() > r.min())
@@ -65,8 +76,13 @@ ALGORITHMS = {
     "rloo": {"advantage_estimator": "rloo"},
     "reinforce": {"advantage_estimator": "reinforce", "loss_type": "reinforce"},
     "reinforce_mean_baseline": {"advantage_estimator": "reinforce_mean", "loss_type": "reinforce"},
-    "gspo": {"importance_sampling_level": "sequence", "loss_type": "grpo", "num_iterations": 2,
-             "epsilon": 3e-3, "epsilon_high": 4e-3},
+    "gspo": {
+        "importance_sampling_level": "sequence",
+        "loss_type": "grpo",
+        "num_iterations": 2,
+        "epsilon": 3e-3,
+        "epsilon_high": 4e-3,
+    },
     "cispo": {"loss_type": "cispo", "epsilon_high": 5.0, "num_iterations": 2},
     "dapo_dynamic_sampling": {"dynamic_sampling": True, "epsilon_high": 0.28},
 }
@@ -76,8 +92,15 @@ ALGORITHMS = {
 @pytest.mark.parametrize("name", list(ALGORITHMS))
 def test_each_algorithm_improves_heldout_accuracy_on_a_fixed_seed(name, heldout_gain):
     """30 steps of 8 prompts x 8 on seed 0 (lr 3e-4; 1e-3 collapses at this batch size)."""
-    tr = lk.GRPOTrainer(max_steps=30, prompts_per_step=8, num_generations=8, learning_rate=3e-4,
-                        seed=0, track_kl=False, **ALGORITHMS[name])
+    tr = lk.GRPOTrainer(
+        max_steps=30,
+        prompts_per_step=8,
+        num_generations=8,
+        learning_rate=3e-4,
+        seed=0,
+        track_kl=False,
+        **ALGORITHMS[name],
+    )
     before, after = heldout_gain(tr, 500)
     assert after >= before + 0.05, (name, before, after)
 
@@ -86,8 +109,15 @@ def test_clip_stats_cover_every_inner_update_and_show_clipped_tokens():
     """mu = 2 and a learning rate that moves the policy: the first update's ratio is exactly 1,
     so clipping shows only in the later updates, which the metrics and token rows now record
     (seed 0, 5 steps, lr 2e-3 measured: clip/region_last 0.02-0.09, ratio/max up to ~34)."""
-    tr = lk.GRPOTrainer(num_iterations=2, learning_rate=2e-3, prompts_per_step=16,
-                        num_generations=4, max_steps=5, seed=0, diagnostics=64)
+    tr = lk.GRPOTrainer(
+        num_iterations=2,
+        learning_rate=2e-3,
+        prompts_per_step=16,
+        num_generations=4,
+        max_steps=5,
+        seed=0,
+        diagnostics=64,
+    )
     tr.train(progress=False)
     m = tr.log.metrics
     assert (m["clip/region"] > 0).any()
@@ -120,8 +150,13 @@ def test_entropy_is_computed_once_per_update_with_the_bonus(make, monkeypatch):
 
     for mod in (lp, grpo_mod, ppo_mod):
         monkeypatch.setattr(mod, "entropy_from_logits", counting)
-    kw = {"prompts_per_step": 2, "num_generations": 4, "max_steps": 1, "save_steps": 0,
-          "entropy_coef": 0.01}
+    kw = {
+        "prompts_per_step": 2,
+        "num_generations": 4,
+        "max_steps": 1,
+        "save_steps": 0,
+        "entropy_coef": 0.01,
+    }
     if make == "grpo":
         tr, updates = lk.GRPOTrainer("tiny", num_iterations=2, **kw), 2
     else:
@@ -139,7 +174,14 @@ def test_reward_runner_is_set_up_before_first_use():
 
 def test_grpo_on_scratchpad_takes_the_tasks_completion_length():
     """No max_completion_length: L_max is the longest thought + answer + eos (67 tokens)."""
-    tr = lk.GRPOTrainer("tiny-think", task="scratchpad", reward_funcs=["answer_match"],
-                        prompts_per_step=2, num_generations=2, max_steps=1, save_steps=0)
+    tr = lk.GRPOTrainer(
+        "tiny-think",
+        task="scratchpad",
+        reward_funcs=["answer_match"],
+        prompts_per_step=2,
+        num_generations=2,
+        max_steps=1,
+        save_steps=0,
+    )
     assert tr.max_len == 67
     tr.step()

@@ -14,15 +14,18 @@ def starts_with_one(completions, **kwargs):
     return [float(c.startswith("1")) for c in completions]
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"value_head": False}, "value_head=False: PPO's advantages come from a critic"),
-    ({"lam": 1.5}, r"lam=1.5: GAE's lambda must be in \[0, 1\]"),
-    ({"gamma": -0.1}, "gamma=-0.1"),
-    ({"beta": -1.0}, "beta=-1.0"),
-    ({"num_mini_batches": 3}, "num_mini_batches=3 does not divide the batch"),
-    ({"epsilon_high": 0.1}, "epsilon_high=0.1 < epsilon=0.2"),
-    ({"value_learning_rate": 0.0}, "value_learning_rate=0.0"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"value_head": False}, "value_head=False: PPO's advantages come from a critic"),
+        ({"lam": 1.5}, r"lam=1.5: GAE's lambda must be in \[0, 1\]"),
+        ({"gamma": -0.1}, "gamma=-0.1"),
+        ({"beta": -1.0}, "beta=-1.0"),
+        ({"num_mini_batches": 3}, "num_mini_batches=3 does not divide the batch"),
+        ({"epsilon_high": 0.1}, "epsilon_high=0.1 < epsilon=0.2"),
+        ({"value_learning_rate": 0.0}, "value_learning_rate=0.0"),
+    ],
+)
 def test_bad_ppo_config_is_refused(kw, message):
     with pytest.raises(ValueError, match=message):
         PPOConfig(**kw)
@@ -43,16 +46,30 @@ def test_token_rewards_put_the_score_on_the_last_token_and_kl_on_every_token():
     # the logged per-token advantage is GAE on the logged rewards and values, then whitened
     row = tr.log.tokens.iloc[-1]
     assert len(row["value"]) == len(row["return"]) == len(row["advantage_t"]) == len(row["tokens"])
-    _A, R = gae(torch.tensor([row["reward"]]), torch.tensor([row["value"]]),
-               torch.ones(1, len(row["value"])), 1.0, 0.95)
+    _A, R = gae(
+        torch.tensor([row["reward"]]),
+        torch.tensor([row["value"]]),
+        torch.ones(1, len(row["value"])),
+        1.0,
+        0.95,
+    )
     assert torch.allclose(R, torch.tensor([row["return"]]), atol=1e-5)
 
 
 def test_token_rows_hold_grpos_keys_from_the_last_epoch_and_draw_as_grpos():
     """Every recorded completion carries what GRPO records (ratio, clipped, weight, loss, k1-k3)
     as its minibatch of the last epoch computed it, plus PPO's own A_t, V, R_t and r_t."""
-    tr = PPOTrainer(prompts_per_step=4, num_generations=2, num_mini_batches=4, ppo_epochs=2,
-                    beta=0.1, learning_rate=3e-3, diagnostics=8, max_steps=2, seed=2)
+    tr = PPOTrainer(
+        prompts_per_step=4,
+        num_generations=2,
+        num_mini_batches=4,
+        ppo_epochs=2,
+        beta=0.1,
+        learning_rate=3e-3,
+        diagnostics=8,
+        max_steps=2,
+        seed=2,
+    )
     tr.step()
     tr.step()
     grpo = lk.GRPOTrainer(prompts_per_step=2, num_generations=2, max_steps=1, beta=0.1)
@@ -71,7 +88,9 @@ def test_token_rows_hold_grpos_keys_from_the_last_epoch_and_draw_as_grpos():
         assert torch.allclose(torch.tensor(r["k3"]), (ref - lp).exp() - (ref - lp) - 1, atol=1e-5)
         A = torch.tensor(r["advantage_t"])
         eps = tr.config.epsilon
-        out = ((torch.tensor(r["ratio"]) - 1).abs() > eps) & ((torch.tensor(r["ratio"]) - 1) * A > 0)
+        out = ((torch.tensor(r["ratio"]) - 1).abs() > eps) & (
+            (torch.tensor(r["ratio"]) - 1) * A > 0
+        )
         assert torch.equal(torch.tensor(r["clipped"]).bool(), out)  # clipped: outside, pushed out
         assert r["advantage"] == pytest.approx(r["advantage_t"][0])
         s = samples[(samples["step"] == 2)].iloc[int(r["sample"])]
@@ -89,8 +108,15 @@ def test_token_rows_hold_grpos_keys_from_the_last_epoch_and_draw_as_grpos():
 
 @pytest.mark.slow
 def test_the_critic_learns_value_loss_falls_explained_variance_rises():
-    tr = PPOTrainer(reward_funcs=[starts_with_one], prompts_per_step=8, num_generations=4,
-                    learning_rate=3e-4, vf_coef=1.0, max_steps=20, seed=0)
+    tr = PPOTrainer(
+        reward_funcs=[starts_with_one],
+        prompts_per_step=8,
+        num_generations=4,
+        learning_rate=3e-4,
+        vf_coef=1.0,
+        max_steps=20,
+        seed=0,
+    )
     tr.train(progress=False)
     m = tr.log.metrics
     assert m["vf/loss"].tail(5).mean() < 0.5 * m["vf/loss"].head(2).mean()
@@ -100,8 +126,9 @@ def test_the_critic_learns_value_loss_falls_explained_variance_rises():
 
 @pytest.mark.slow
 def test_ppo_improves_heldout_accuracy_on_a_fixed_seed(heldout_gain):
-    tr = PPOTrainer(prompts_per_step=16, num_generations=4, learning_rate=3e-4, max_steps=30,
-                    seed=0)
+    tr = PPOTrainer(
+        prompts_per_step=16, num_generations=4, learning_rate=3e-4, max_steps=30, seed=0
+    )
     before, after = heldout_gain(tr, 500)
     assert after >= before + 0.08, (before, after)
 

@@ -25,10 +25,17 @@ from labkit.core import bradley_terry_loss
 from labkit.models.rollout import completion_logprobs, tokenize_pairs
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"learning_rate": 0}, "learning_rate=0"), ({"batch_size": 0}, "batch_size=0"),
-    ({"max_steps": 0}, "max_steps=0"), ({"warmup_steps": -1}, "warmup_steps=-1"),
-    ({"lr_scheduler_type": "exp"}, "lr_scheduler_type=.exp."), ({"eval_every": 0}, "eval_every=0")])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"learning_rate": 0}, "learning_rate=0"),
+        ({"batch_size": 0}, "batch_size=0"),
+        ({"max_steps": 0}, "max_steps=0"),
+        ({"warmup_steps": -1}, "warmup_steps=-1"),
+        ({"lr_scheduler_type": "exp"}, "lr_scheduler_type=.exp."),
+        ({"eval_every": 0}, "eval_every=0"),
+    ],
+)
 def test_bad_reward_model_config_is_refused(kw, message):
     with pytest.raises(ValueError, match=message):
         RewardModelConfig(**kw)
@@ -99,9 +106,19 @@ def test_a_short_training_run_learns_to_rank_near_misses(tiny):
     held = rollout_pairs(policy, tok, task, task.heldout[:400], 8, seed=1)
     train = near_miss_pairs(task, task.train, 2, seed=0) + demonstration_pairs(task, task.train)
     random.Random(0).shuffle(train)
-    _, log = train_reward_model(train, policy, tok, heldout=held, max_steps=60, batch_size=32,
-                                 warmup_steps=10, lr_scheduler_type="cosine", eval_every=60,
-                                 readout="head+logprob", progress=False)
+    _, log = train_reward_model(
+        train,
+        policy,
+        tok,
+        heldout=held,
+        max_steps=60,
+        batch_size=32,
+        warmup_steps=10,
+        lr_scheduler_type="cosine",
+        eval_every=60,
+        readout="head+logprob",
+        progress=False,
+    )
     m = log.metrics
     start = RewardModel("tiny", readout="head+logprob").accuracy(held)
     end = m["heldout/accuracy"].dropna().iloc[-1]

@@ -34,12 +34,15 @@ class Linear(Trainer):
         return StepRecord({"loss": loss.item(), "grad_norm": float(grad_norm)})
 
 
-@pytest.mark.parametrize("kind, steps, want", [
-    ("linear", [0, 1, 2, 3], [0.25, 0.5, 0.75, 1.0]),  # warm-up: (s + 1) / warmup_steps
-    ("linear", [4, 7, 10, 12], [1.0, 0.5, 0.0, 0.0]),  # then 1 - (s - 4) / 6, held at 0
-    ("cosine", [4, 5, 7, 10], [1.0, 0.5 * (1 + math.cos(math.pi / 6)), 0.5, 0.0]),
-    ("constant", [0, 3, 4, 10, 100], [0.25, 1.0, 1.0, 1.0, 1.0]),
-])
+@pytest.mark.parametrize(
+    "kind, steps, want",
+    [
+        ("linear", [0, 1, 2, 3], [0.25, 0.5, 0.75, 1.0]),  # warm-up: (s + 1) / warmup_steps
+        ("linear", [4, 7, 10, 12], [1.0, 0.5, 0.0, 0.0]),  # then 1 - (s - 4) / 6, held at 0
+        ("cosine", [4, 5, 7, 10], [1.0, 0.5 * (1 + math.cos(math.pi / 6)), 0.5, 0.0]),
+        ("constant", [0, 3, 4, 10, 100], [0.25, 1.0, 1.0, 1.0, 1.0]),
+    ],
+)
 def test_lr_factor_warms_up_then_decays(kind, steps, want):
     c = TrainConfig(max_steps=10, warmup_steps=4, lr_scheduler_type=kind)
     assert [lr_factor(s, c) for s in steps] == pytest.approx(want, abs=1e-12)
@@ -50,12 +53,19 @@ def test_each_step_uses_the_scheduled_learning_rate():
     log = tr.train(progress=False)
     want = [0.1 * lr_factor(s, tr.config) for s in range(6)]
     assert list(log.metrics["lr"]) == pytest.approx(want) and list(log.metrics["step"]) == [
-        1, 2, 3, 4, 5, 6]
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    ]
     assert set(log.metrics.columns) == {"step", "loss", "grad_norm", "lr", "time/step"}
 
 
-@pytest.mark.parametrize("max_grad_norm, norm_after", [(1.0, 1.0), (2.5, 2.5), (10.0, 5.0),
-                                                       (0.0, 5.0)])
+@pytest.mark.parametrize(
+    "max_grad_norm, norm_after", [(1.0, 1.0), (2.5, 2.5), (10.0, 5.0), (0.0, 5.0)]
+)
 def test_optimizer_step_records_the_norm_before_clipping_and_clips(max_grad_norm, norm_after):
     tr = Linear(max_grad_norm=max_grad_norm)
     w0 = tr.model.weight.detach().clone()
@@ -77,12 +87,18 @@ def test_optimizer_step_clips_the_tiny_policys_gradient_to_max_grad_norm(tiny):
     assert m["grad_norm"] > 0.5 and clipped == pytest.approx(0.5, rel=1e-4)
 
 
-@pytest.mark.parametrize("make, kw, message", [
-    (lambda **kw: lk.GRPOTrainer(**kw), {"beta": -1.0}, "beta=-1.0"),
-    (lambda **kw: SFTTrainer(pairs=[("1+1=", "2")], **kw), {"learning_rate": 0},
-     "learning_rate=0"),
-    (lambda **kw: lk.DPOTrainer(**kw), {"lr_scheduler_type": "step"}, "lr_scheduler_type"),
-])
+@pytest.mark.parametrize(
+    "make, kw, message",
+    [
+        (lambda **kw: lk.GRPOTrainer(**kw), {"beta": -1.0}, "beta=-1.0"),
+        (
+            lambda **kw: SFTTrainer(pairs=[("1+1=", "2")], **kw),
+            {"learning_rate": 0},
+            "learning_rate=0",
+        ),
+        (lambda **kw: lk.DPOTrainer(**kw), {"lr_scheduler_type": "step"}, "lr_scheduler_type"),
+    ],
+)
 def test_a_bad_config_is_refused_before_any_work(make, kw, message, runs, monkeypatch):
     """Refused before the model is loaded, pairs are built or the run folder is made."""
 

@@ -8,9 +8,25 @@ import labkit
 
 ROOT = pathlib.Path(labkit.__file__).parent
 # lower number = lower layer; a package may import its own modules and lower layers only
-RANK = {"core": 0, "tasks": 1, "utils": 1, "testing": 1, "models": 2, "rewards": 2, "envs": 2,
-        "classic": 2, "runs": 3, "algos": 4, "experiments": 5, "integrations": 5, "plots": 6,
-        "widgets": 7, "cli": 8, "__main__": 9, "__init__": 9}
+RANK = {
+    "core": 0,
+    "tasks": 1,
+    "utils": 1,
+    "testing": 1,
+    "models": 2,
+    "rewards": 2,
+    "envs": 2,
+    "classic": 2,
+    "runs": 3,
+    "algos": 4,
+    "experiments": 5,
+    "integrations": 5,
+    "plots": 6,
+    "widgets": 7,
+    "cli": 8,
+    "__main__": 9,
+    "__init__": 9,
+}
 
 
 def _package(module: str) -> str:
@@ -21,7 +37,11 @@ def _package(module: str) -> str:
 def _imports(path: pathlib.Path):
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] if node.module != "labkit" else [f"labkit.{a.name}" for a in node.names]
+            names = (
+                [node.module]
+                if node.module != "labkit"
+                else [f"labkit.{a.name}" for a in node.names]
+            )
             yield from (n for n in names if n.startswith("labkit"))
         elif isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name.startswith("labkit"))
@@ -47,7 +67,12 @@ def test_only_plots_and_widgets_import_plotly_or_ipywidgets():
         if top in ("plots", "widgets"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module
+                else []
+            )
             wrong += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ui]
     assert not wrong, wrong

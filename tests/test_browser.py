@@ -26,27 +26,43 @@ import pytest
 ROOT = pathlib.Path(__file__).parent.parent
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SETTINGS = {  # no news/update checks, no autosave, every cell rendered (no windowing)
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-        {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
 BROKEN = "def broken(completions, **kwargs):\n    return [1.0]\n"
-VALID = ("def short_and_right(completions, answer, **kwargs):\n"
-         "    return [float(c.strip() == a) for c, a in zip(completions, answer)]\n")
+VALID = (
+    "def short_and_right(completions, answer, **kwargs):\n"
+    "    return [float(c.strip() == a) for c, a in zip(completions, answer)]\n"
+)
 
 pytestmark = pytest.mark.slow
 
 
 def _require():
     if not pathlib.Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing: `make test` installs Debian's chromium when run as "
-                    "root with apt-get; otherwise `apt-get install chromium fonts-liberation`")
-    pytest.importorskip("playwright.sync_api", reason="playwright is not installed: "
-                        "pip install -c constraints.txt -e '.[dev]'")
+        pytest.skip(
+            f"{CHROMIUM} is missing: `make test` installs Debian's chromium when run as "
+            "root with apt-get; otherwise `apt-get install chromium fonts-liberation`"
+        )
+    pytest.importorskip(
+        "playwright.sync_api",
+        reason="playwright is not installed: pip install -c constraints.txt -e '.[dev]'",
+    )
     pytest.importorskip("jupyterlab", reason="jupyterlab is not installed (the lab extra)")
 
 
@@ -68,15 +84,33 @@ def lab(tmp_path):
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(value))
     port, token = _free_port(), "labkit-test"
-    env = {**os.environ, "LABKIT_FAST": "1", "LABKIT_RUNS": str(tmp_path / "runs"),
-           "OMP_NUM_THREADS": "1", "JUPYTERLAB_SETTINGS_DIR": str(settings),
-           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces")}
+    env = {
+        **os.environ,
+        "LABKIT_FAST": "1",
+        "LABKIT_RUNS": str(tmp_path / "runs"),
+        "OMP_NUM_THREADS": "1",
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+    }
     log = open(tmp_path / "jupyter.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-         "--ip=127.0.0.1", f"--ServerApp.token={token}", "--allow-root",
-         "--LabApp.expose_app_in_browser=True", f"--ServerApp.root_dir={work}"],
-        env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            f"--ServerApp.token={token}",
+            "--allow-root",
+            "--LabApp.expose_app_in_browser=True",
+            f"--ServerApp.root_dir={work}",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -112,8 +146,9 @@ PLOT = "document.querySelector('.lk-dashboard .js-plotly-plot')"
 
 
 def _points(page) -> int:
-    return page.evaluate(f"() => {{ const p = {PLOT}; return p && p.data ? p.data[0].x.length "
-                         f": -1; }}")
+    return page.evaluate(
+        f"() => {{ const p = {PLOT}; return p && p.data ? p.data[0].x.length : -1; }}"
+    )
 
 
 def _shot(page, name: str) -> None:
@@ -124,7 +159,9 @@ def _shot(page, name: str) -> None:
 def _wait_text(page, selector: str, text: str, timeout: float = 60_000) -> str:
     page.wait_for_function(
         "([s, t]) => { const e = document.querySelector(s); return e && e.innerText.includes(t); }",
-        arg=[selector, text], timeout=timeout)
+        arg=[selector, text],
+        timeout=timeout,
+    )
     return page.inner_text(selector)
 
 
@@ -134,8 +171,12 @@ def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
     shutil.rmtree(ARTIFACTS, ignore_errors=True)  # screenshots of this run only
     with sync_playwright() as p:
         ctx = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium"), executable_path=CHROMIUM, args=ARGS, headless=True,
-            viewport={"width": 1500, "height": 1000})
+            str(tmp_path / "chromium"),
+            executable_path=CHROMIUM,
+            args=ARGS,
+            headless=True,
+            viewport={"width": 1500, "height": 1000},
+        )
         try:
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
             page.set_default_timeout(120_000)
@@ -153,8 +194,7 @@ def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
 
             page.click(".lk-dashboard .lk-start")
             _wait_text(page, ".lk-dashboard .lk-status", "running")
-            page.wait_for_function(f"n => {PLOT}.data[0].x.length >= n + 2", arg=n0,
-                                   polling=250)
+            page.wait_for_function(f"n => {PLOT}.data[0].x.length >= n + 2", arg=n0, polling=250)
             page.click(".lk-dashboard .lk-pause")
             _wait_text(page, ".lk-dashboard .lk-status", "paused")
             n1 = _points(page)
@@ -184,8 +224,7 @@ def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
             page.locator(".lk-dashboard").scroll_into_view_if_needed()
             n2 = _points(page)
             page.click(".lk-dashboard .lk-resume")
-            page.wait_for_function(f"n => {PLOT}.data[0].x.length >= n + 2", arg=n2,
-                                   polling=250)
+            page.wait_for_function(f"n => {PLOT}.data[0].x.length >= n + 2", arg=n2, polling=250)
             names = page.evaluate(f"() => {PLOT}.data.map(t => t.name)")
             assert "short_and_right" in names, names
             assert page.evaluate(f"() => ({PLOT}.layout.shapes || []).length") > 0

@@ -53,7 +53,9 @@ def test_sarsa_takes_a_safer_path(runs):
 def test_result_holds_on_average_over_seeds():
     q, s = [], []
     for seed in range(1, 5):
-        q.append(td_control(CLIFF, ControlConfig("q_learning", seed=seed))[1]["returns"][-100:].mean())
+        q.append(
+            td_control(CLIFF, ControlConfig("q_learning", seed=seed))[1]["returns"][-100:].mean()
+        )
         s.append(td_control(CLIFF, ControlConfig("sarsa", seed=seed))[1]["returns"][-100:].mean())
     assert np.mean(s) > np.mean(q) + 5
 
@@ -64,10 +66,16 @@ def test_epsilon_greedy_probabilities():
     rng = np.random.default_rng(0)
     from labkit.classic import epsilon_greedy
 
-    counts = np.bincount([epsilon_greedy(np.array([0.0, 2.0, 1.0]), 0.3, rng)
-                          for _ in range(20_000)], minlength=3) / 20_000
-    np.testing.assert_allclose(counts, epsilon_greedy_probs(np.array([0.0, 2.0, 1.0]), 0.3),
-                               atol=0.01)
+    counts = (
+        np.bincount(
+            [epsilon_greedy(np.array([0.0, 2.0, 1.0]), 0.3, rng) for _ in range(20_000)],
+            minlength=3,
+        )
+        / 20_000
+    )
+    np.testing.assert_allclose(
+        counts, epsilon_greedy_probs(np.array([0.0, 2.0, 1.0]), 0.3), atol=0.01
+    )
 
 
 def test_config_rejects_bad_values():

@@ -78,8 +78,11 @@ def test_slippery_4x4_published_values():
     assert V1[0] == pytest.approx(14 / 17, abs=1e-6)
 
 
-@pytest.mark.parametrize("mdp", [gridworld(), gridworld(slip=0.2, step_reward=-0.05),
-                                 cliff_walking()], ids=["grid", "grid-slip", "cliff"])
+@pytest.mark.parametrize(
+    "mdp",
+    [gridworld(), gridworld(slip=0.2, step_reward=-0.05), cliff_walking()],
+    ids=["grid", "grid-slip", "cliff"],
+)
 def test_policy_iteration_agrees_with_value_iteration(mdp):
     gamma = 0.95
     V, Q, pi, _ = value_iteration(mdp, gamma)

@@ -32,8 +32,14 @@ def test_dqn_solves_the_gridworld(seed):
 def test_dqn_loss_is_squared_td_error_with_no_gradient_through_target():
     q = torch.tensor([[0.5, 1.0], [2.0, 0.0]], requires_grad=True)
     q_next = torch.tensor([[3.0, 1.0], [5.0, 5.0]], requires_grad=True)
-    loss, _ = dqn_loss(q, torch.tensor([0, 0]), torch.tensor([1.0, 2.0]),
-                       torch.tensor([0.0, 1.0]), q_next, gamma=0.5)
+    loss, _ = dqn_loss(
+        q,
+        torch.tensor([0, 0]),
+        torch.tensor([1.0, 2.0]),
+        torch.tensor([0.0, 1.0]),
+        q_next,
+        gamma=0.5,
+    )
     # y = [1 + 0.5 * 3, 2 (terminal)] = [2.5, 2]; td = [2, 0]
     assert loss.item() == pytest.approx((2.0**2 + 0.0) / 2)
     loss.backward()

@@ -21,7 +21,11 @@ def test_mcts_moves_are_minimax_optimal_on_random_positions():
     while checked < 30:
         board = EMPTY
         for _ in range(rng.integers(1, 6)):
-            board = play(board, legal(board)[rng.integers(len(legal(board)))]) if legal(board) else board
+            board = (
+                play(board, legal(board)[rng.integers(len(legal(board)))])
+                if legal(board)
+                else board
+            )
         if not legal(board):
             continue
         best = mcts(board, 1000, seed=checked)["best"]

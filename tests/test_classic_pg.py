@@ -65,7 +65,7 @@ def test_exact_gradient_matches_finite_differences():
     for s, a in [(0, 1), (2, 2), (12, 3)]:
         e = torch.zeros(25, 4)
         e[s, a] = 1e-4
-        fd = (exact_objective(GRID, theta + e, 1.0, T) - exact_objective(GRID, theta - e, 1.0, T))
+        fd = exact_objective(GRID, theta + e, 1.0, T) - exact_objective(GRID, theta - e, 1.0, T)
         assert g[s, a].item() == pytest.approx(fd.item() / 2e-4, abs=1e-4)
 
 

@@ -45,8 +45,9 @@ def test_td0_is_biased_with_lower_variance(sample_average):
 
 def test_constant_alpha_reproduces_sutton_example_6_2():
     # alpha = 0.1, V0 = 0.5, after 100 episodes: TD's RMS error (~0.06) is below MC's (~0.1).
-    out = bias_variance(MDP, PI, V_TRUE, estimators(7, 1.0, alpha=0.1, V0=0.5), runs=60,
-                        episodes=100, seed=1)
+    out = bias_variance(
+        MDP, PI, V_TRUE, estimators(7, 1.0, alpha=0.1, V0=0.5), runs=60, episodes=100, seed=1
+    )
     rms = {k: np.sqrt(v["mse"][-1]) for k, v in out.items()}
     assert rms["TD(0)"] < rms["MC"]
     assert 0.03 < rms["TD(0)"] < 0.09 and 0.07 < rms["MC"] < 0.14
@@ -76,8 +77,11 @@ def test_mc_sample_average_is_the_mean_of_first_visit_returns():
 
 def test_estimators_converge_with_many_episodes():
     eps = _episodes(2000, seed=3)
-    for H in (mc_prediction(eps, 7, 1.0), td0_prediction(eps, 7, 1.0, alpha=0.01),
-              td_lambda_prediction(eps, 7, 1.0, lam=0.8, alpha=0.01)):
+    for H in (
+        mc_prediction(eps, 7, 1.0),
+        td0_prediction(eps, 7, 1.0, alpha=0.01),
+        td_lambda_prediction(eps, 7, 1.0, lam=0.8, alpha=0.01),
+    ):
         assert np.abs(H[-1] - V_TRUE).max() < 0.06
 
 

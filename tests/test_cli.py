@@ -12,9 +12,25 @@ import labkit as lk
 def test_demo_prints_accuracy_last_and_writes_report(tmp_path):
     out = tmp_path / "demo"
     proc = subprocess.run(
-        [sys.executable, "-m", "labkit", "demo", "--steps", "3", "--out", str(out),
-         "--num-generations", "4", "--prompts-per-step", "4"],
-        capture_output=True, text=True, timeout=600, check=False)
+        [
+            sys.executable,
+            "-m",
+            "labkit",
+            "demo",
+            "--steps",
+            "3",
+            "--out",
+            str(out),
+            "--num-generations",
+            "4",
+            "--prompts-per-step",
+            "4",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith("accuracy: ") and last.endswith(" (held-out, sampled)")
@@ -26,7 +42,20 @@ def test_demo_prints_accuracy_last_and_writes_report(tmp_path):
 
 def test_demo_refuses_bad_input_in_one_line(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "labkit", "demo", "--num-generations", "1", "--out",
-         str(tmp_path / "x")], capture_output=True, text=True, timeout=300, check=False)
+        [
+            sys.executable,
+            "-m",
+            "labkit",
+            "demo",
+            "--num-generations",
+            "1",
+            "--out",
+            str(tmp_path / "x"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error: num_generations=1")

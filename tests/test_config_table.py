@@ -13,8 +13,9 @@ _spec.loader.exec_module(config_table)
 
 def test_config_doc_is_up_to_date():
     doc = ROOT / "docs" / "CONFIG.md"
-    assert doc.exists() and doc.read_text() == config_table.render(config), \
+    assert doc.exists() and doc.read_text() == config_table.render(config), (
         "docs/CONFIG.md is stale: run python scripts/config_table.py"
+    )
 
 
 def test_every_config_field_has_a_docstring():
@@ -23,9 +24,12 @@ def test_every_config_field_has_a_docstring():
 
 
 def test_the_table_lists_inherited_fields_with_the_subclass_default_and_docstring():
-    rows = {cls.__name__: {name: (default, meaning) for name, default, meaning
-                           in config_table.field_rows(cls)}
-            for cls in config_table.config_classes(config)}
+    rows = {
+        cls.__name__: {
+            name: (default, meaning) for name, default, meaning in config_table.field_rows(cls)
+        }
+        for cls in config_table.config_classes(config)
+    }
     assert {"GRPOConfig", "PPOConfig", "DPOConfig", "RewardModelConfig"} <= set(rows)
     ppo, grpo = rows["PPOConfig"], rows["GRPOConfig"]
     assert set(grpo) < set(ppo)  # a subclass lists every field of its base

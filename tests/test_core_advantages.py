@@ -89,7 +89,9 @@ def test_reinforce_baselines():
     r = torch.tensor([3.0, 1.0, 0.0, 0.0])
     torch.testing.assert_close(reinforce_advantages(r), r)
     torch.testing.assert_close(reinforce_advantages(r, 4, "batch_mean"), r - 1.0)
-    torch.testing.assert_close(reinforce_advantages(r, 2, "group_mean"), torch.tensor([1.0, -1, 0, 0]))
+    torch.testing.assert_close(
+        reinforce_advantages(r, 2, "group_mean"), torch.tensor([1.0, -1, 0, 0])
+    )
     torch.testing.assert_close(
         reinforce_advantages(r, 2, "leave_one_out"), torch.tensor([2.0, -2, 0, 0])
     )
@@ -108,6 +110,7 @@ def test_bad_options_raise_naming_choices():
 
 
 # ---------------------------------------------------------------- GAE and returns
+
 
 def gae_by_definition(r, v, mask, gamma, lam, next_value):
     """Python loops over rows and steps: A_t = sum_l (gamma lam)^l delta_{t+l} (the definition)."""
@@ -143,8 +146,14 @@ def test_gae_loop_equals_vectorised(gamma, lam):
 
 def test_gae_hand_computed():
     # delta_1 = 2 + .9*2 - 1 = 2.8, delta_0 = 1 + .9*1 - .5 = 1.4, A_0 = 1.4 + .45*2.8 = 2.66
-    A, ret = gae(torch.tensor([[1.0, 2.0]]), torch.tensor([[0.5, 1.0]]), torch.ones(1, 2),
-                 0.9, 0.5, next_value=torch.tensor([2.0]))
+    A, ret = gae(
+        torch.tensor([[1.0, 2.0]]),
+        torch.tensor([[0.5, 1.0]]),
+        torch.ones(1, 2),
+        0.9,
+        0.5,
+        next_value=torch.tensor([2.0]),
+    )
     torch.testing.assert_close(A, torch.tensor([[2.66, 2.8]]))
     torch.testing.assert_close(ret, torch.tensor([[3.16, 3.8]]))
 
@@ -157,7 +166,9 @@ def test_gae_lam1_is_mc_return_minus_values_and_lam0_is_td_error():
     torch.testing.assert_close(A1, (G - v) * mask)
     torch.testing.assert_close(ret1, G)
     A0, _ = gae(r, v, mask, gamma, 0.0)
-    v_next = torch.cat([v[:, 1:], torch.zeros(5, 1)], 1) * torch.cat([mask[:, 1:], torch.zeros(5, 1)], 1)
+    v_next = torch.cat([v[:, 1:], torch.zeros(5, 1)], 1) * torch.cat(
+        [mask[:, 1:], torch.zeros(5, 1)], 1
+    )
     torch.testing.assert_close(A0, (r + gamma * v_next - v) * mask)
 
 

@@ -147,7 +147,11 @@ def test_k3_clamp_equals_verls_low_var_kl_and_default_is_unclamped():
 
 
 def test_k3_is_takes_a_ratio_or_old_logp_not_both():
-    lp, ref, old = torch.tensor([[-1.0, -2.0]]), torch.tensor([[-2.0, -1.0]]), torch.tensor([[-1.5, -2.0]])
+    lp, ref, old = (
+        torch.tensor([[-1.0, -2.0]]),
+        torch.tensor([[-2.0, -1.0]]),
+        torch.tensor([[-1.5, -2.0]]),
+    )
     by_old = kl_k3_is(lp, ref, old)
     assert torch.equal(by_old, kl_k3_is(lp, ref, ratio=(lp - old).exp()))
     seq = torch.tensor([[2.0]])  # a GSPO sequence ratio [B, 1] broadcasts over tokens
@@ -180,6 +184,7 @@ def test_kl_estimate_dispatch():
 
 
 # ---------------------------------------------------------------- Schulman's table
+
 
 def test_closed_forms_match_references_md():
     assert closed_form(0.1, "k2")[0] == pytest.approx(0.0025)
@@ -223,6 +228,7 @@ def test_table_separates_k2_bias_at_mu_1():
 
 
 # ---------------------------------------------------------------- KL in the reward vs as a loss
+
 
 def test_kl_bandit_reaches_the_kl_regularised_optimum_only_with_reverse_kl_gradients():
     r, ref, beta = [1.0, 0.3, 0.0, -0.5], [0.1, 0.2, 0.3, 0.4], 0.5

@@ -25,6 +25,7 @@ def kwargs_for(loss_type):
 
 # ---------------------------------------------------------------- token weights
 
+
 def test_token_weights_by_hand():
     w = token_weights(MASK, "grpo")  # 1 / (B |o_i|)
     torch.testing.assert_close(w[:, 0], torch.tensor([1 / 12, 1 / 6, 1 / 3]))
@@ -50,6 +51,7 @@ def test_token_weights_empty_rows_are_finite():
 
 # ---------------------------------------------------------------- policy_loss by hand
 
+
 def test_ppo_clip_by_hand():
     logp = torch.log(torch.tensor([[0.3, 0.1]]))
     old = logp - torch.log(torch.tensor([[1.5, 0.5]]))  # ratios 1.5 and 0.5
@@ -60,7 +62,9 @@ def test_ppo_clip_by_hand():
     loss, st = policy_loss(logp, old, torch.tensor([-1.0]), m)  # A < 0: (1.5 + 0.8) / 2
     assert loss.item() == pytest.approx(1.15, abs=1e-6)
     assert (st["clip/ratio_high"], st["clip/ratio_low"], st["clip/region"]) == (0.0, 0.5, 0.5)
-    assert st["ratio/min"].item() == pytest.approx(0.5) and st["ratio/max"].item() == pytest.approx(1.5)
+    assert st["ratio/min"].item() == pytest.approx(0.5) and st["ratio/max"].item() == pytest.approx(
+        1.5
+    )
     assert st["ratio/mean"].item() == pytest.approx(1.0)
     loss, _ = policy_loss(logp, old, torch.tensor([1.0]), m, epsilon_high=0.28)  # clip-higher
     assert loss.item() == pytest.approx(-(1.28 + 0.5) / 2, abs=1e-6)
@@ -71,8 +75,9 @@ def test_ppo_clip_by_hand():
 def test_cispo_and_reinforce_by_hand():
     logp = torch.log(torch.tensor([[0.3, 0.1]])).requires_grad_()
     old = logp.detach() - torch.log(torch.tensor([[3.0, 0.5]]))  # ratios 3 and 0.5
-    loss, st = policy_loss(logp, old, torch.tensor([2.0]), torch.ones(1, 2), loss_type="cispo",
-                           epsilon_high=2.0)
+    loss, st = policy_loss(
+        logp, old, torch.tensor([2.0]), torch.ones(1, 2), loss_type="cispo", epsilon_high=2.0
+    )
     # -(sg(min(r, 2)) A log pi) averaged over 2 tokens: weights 2 and 0.5
     expected = -(2.0 * 2 * math.log(0.3) + 0.5 * 2 * math.log(0.1)) / 2
     assert loss.item() == pytest.approx(expected, rel=1e-6)
@@ -91,8 +96,9 @@ def test_gspo_sequence_ratio_by_hand():
     logp = torch.zeros(1, 3)
     old = -torch.tensor([[0.2, 0.4, 9.0]])  # last token masked out: mean log ratio 0.3
     m = torch.tensor([[1.0, 1.0, 0.0]])
-    _, st = policy_loss(logp, old, torch.tensor([1.0]), m, importance_sampling_level="sequence",
-                        epsilon=0.5)
+    _, st = policy_loss(
+        logp, old, torch.tensor([1.0]), m, importance_sampling_level="sequence", epsilon=0.5
+    )
     ratio = st["per_token"]["ratio"]
     torch.testing.assert_close(ratio, torch.full((1, 3), math.exp(0.3)))
     assert st["ratio/max"].item() == pytest.approx(math.exp(0.3))
@@ -110,8 +116,20 @@ def test_per_token_advantages_and_per_token_stats():
     for k, v in st.items():
         if k != "per_token":
             assert v.dim() == 0 and not v.requires_grad, k
-    for key in ("clip/ratio_low", "clip/ratio_high", "clip/region", "ratio/mean", "ratio/min",
-                "ratio/max", "kl", "kl/k1", "kl/k2", "kl/k3", "loss/policy", "loss/kl"):
+    for key in (
+        "clip/ratio_low",
+        "clip/ratio_high",
+        "clip/region",
+        "ratio/mean",
+        "ratio/min",
+        "ratio/max",
+        "kl",
+        "kl/k1",
+        "kl/k2",
+        "kl/k3",
+        "loss/policy",
+        "loss/kl",
+    ):
         assert key in st
 
 
@@ -122,20 +140,44 @@ def test_policy_loss_is_the_sum_of_its_pieces(loss_type, level):
     logp, old, ref = (torch.randn(3, 4, generator=g) - 1 for _ in range(3))
     adv = torch.randn(3, generator=g)
     kw = {"epsilon_high": 5.0 if loss_type == "cispo" else 0.28, "delta": 1.5}
-    loss, st = policy_loss(logp, old, adv, MASK, loss_type=loss_type,
-                           importance_sampling_level=level, ref_logp=ref, beta=0.1, **kw)
+    loss, st = policy_loss(
+        logp,
+        old,
+        adv,
+        MASK,
+        loss_type=loss_type,
+        importance_sampling_level=level,
+        ref_logp=ref,
+        beta=0.1,
+        **kw,
+    )
     ratio, r_info = importance_ratio(logp, old, MASK, level)
-    l_pg, c_info = clipped_surrogate(ratio, adv, logp, MASK.long(), loss_type=loss_type,
-                                     level=level, **kw)  # any 0/1 mask dtype
+    l_pg, c_info = clipped_surrogate(
+        ratio, adv, logp, MASK.long(), loss_type=loss_type, level=level, **kw
+    )  # any 0/1 mask dtype
     kl, k_info = kl_penalty(logp, ref, ratio, MASK.bool())
     w = token_weights(MASK, loss_type)
     assert torch.equal(loss, (w * l_pg).sum() + 0.1 * (w * kl).sum())
     for info in (r_info, c_info, k_info):
         for k, v in info.items():
             assert k == "per_token" or torch.equal(st[k], v), k
-    assert list(st) == ["clip/ratio_low", "clip/ratio_high", "clip/region", "ratio/mean",
-                        "ratio/min", "ratio/max", "kl/old", "loss/policy", "loss/kl", "clip/delta", "kl",
-                        "kl/k1", "kl/k2", "kl/k3", "per_token"]
+    assert list(st) == [
+        "clip/ratio_low",
+        "clip/ratio_high",
+        "clip/region",
+        "ratio/mean",
+        "ratio/min",
+        "ratio/max",
+        "kl/old",
+        "loss/policy",
+        "loss/kl",
+        "clip/delta",
+        "kl",
+        "kl/k1",
+        "kl/k2",
+        "kl/k3",
+        "per_token",
+    ]
 
 
 def test_policy_loss_options_are_keyword_only():
@@ -148,15 +190,22 @@ def test_padding_garbage_does_not_reach_the_loss():
     nan, inf = float("nan"), float("inf")
     m = torch.tensor([[1.0, 1.0, 0.0]])
     lp = torch.tensor([[-0.5, -1.0, -inf]], requires_grad=True)
-    clean, st = policy_loss(lp, torch.tensor([[-0.6, -1.1, nan]]), torch.tensor([1.0]), m,
-                            importance_sampling_level="sequence",
-                            ref_logp=torch.tensor([[-0.4, -1.2, nan]]), beta=0.04)
+    clean, st = policy_loss(
+        lp,
+        torch.tensor([[-0.6, -1.1, nan]]),
+        torch.tensor([1.0]),
+        m,
+        importance_sampling_level="sequence",
+        ref_logp=torch.tensor([[-0.4, -1.2, nan]]),
+        beta=0.04,
+    )
     (g,) = torch.autograd.grad(clean, lp)  # was NaN (loss and gradient) before the fix
     assert torch.isfinite(clean) and torch.isfinite(g).all() and g[0, 2] == 0
     assert all(torch.isfinite(v).all() for k, v in st.items() if k != "per_token")
 
 
 # ---------------------------------------------------------------- autograd identities
+
 
 def batch(seed=0, dtype=torch.float64):
     g = torch.Generator().manual_seed(seed)
@@ -168,8 +217,15 @@ def batch(seed=0, dtype=torch.float64):
 @pytest.mark.parametrize("level", ["token", "sequence"])
 def test_at_ratio_one_clip_gradient_is_the_policy_gradient(loss_type, level):
     logp, adv = batch()
-    loss, _ = policy_loss(logp, logp.detach(), adv, MASK, loss_type=loss_type,
-                          importance_sampling_level=level, **kwargs_for(loss_type))
+    loss, _ = policy_loss(
+        logp,
+        logp.detach(),
+        adv,
+        MASK,
+        loss_type=loss_type,
+        importance_sampling_level=level,
+        **kwargs_for(loss_type),
+    )
     (g,) = torch.autograd.grad(loss, logp)
     pg = -(token_weights(MASK, loss_type) * adv[:, None] * logp).sum()  # plain REINFORCE form
     (g_pg,) = torch.autograd.grad(pg, logp)
@@ -207,8 +263,9 @@ def test_kl_in_the_loss_and_the_is_correction():
     assert st["kl"].item() == pytest.approx(k3) and st["kl/k3"].item() == pytest.approx(k3)
     assert st["kl/k1"].item() == pytest.approx(-0.5) and st["kl/k2"].item() == pytest.approx(0.125)
     assert (with_kl - base).item() == pytest.approx(0.1 * k3)  # grpo weights sum to 1
-    plain, _ = policy_loss(logp, logp.detach(), adv, MASK, ref_logp=ref, beta=0.1,
-                           kl_is_correction=False)
+    plain, _ = policy_loss(
+        logp, logp.detach(), adv, MASK, ref_logp=ref, beta=0.1, kl_is_correction=False
+    )
     assert plain.item() == pytest.approx(with_kl.item())  # same value at ratio 1 ...
     (g1,) = torch.autograd.grad(with_kl, logp)
     (g2,) = torch.autograd.grad(plain, logp)
@@ -225,6 +282,7 @@ def test_beta_zero_with_ref_only_reports_kl():
 
 # ---------------------------------------------------------------- extremes and errors
 
+
 @pytest.mark.parametrize("loss_type", LOSS_TYPES)
 @pytest.mark.parametrize("estimator", ["k1", "k2", "k3", "k3_st"])
 def test_extreme_inputs_are_finite(loss_type, estimator):
@@ -233,9 +291,18 @@ def test_extreme_inputs_are_finite(loss_type, estimator):
     ref = torch.tensor([[-100.0, 0.0, 0.0], [0.0, -100.0, 0.0]])
     for level in ("token", "sequence"):
         for mask in (torch.ones(2, 3), torch.zeros(2, 3), torch.tensor([[1.0, 0, 0], [0, 0, 0]])):
-            loss, st = policy_loss(logp, old, torch.tensor([1e3, -1e3]), mask, loss_type=loss_type,
-                                   importance_sampling_level=level, ref_logp=ref, beta=0.04,
-                                   kl_estimator=estimator, **kwargs_for(loss_type))
+            loss, st = policy_loss(
+                logp,
+                old,
+                torch.tensor([1e3, -1e3]),
+                mask,
+                loss_type=loss_type,
+                importance_sampling_level=level,
+                ref_logp=ref,
+                beta=0.04,
+                kl_estimator=estimator,
+                **kwargs_for(loss_type),
+            )
             (g,) = torch.autograd.grad(loss, logp)
             assert torch.isfinite(loss) and torch.isfinite(g).all()
             assert all(torch.isfinite(v).all() for k, v in st.items() if k != "per_token")
@@ -263,6 +330,7 @@ def test_bad_arguments_raise_with_the_fix():
 
 
 # ---------------------------------------------------------------- value, DPO, Bradley-Terry
+
 
 def test_value_loss_by_hand():
     v, old, ret = torch.tensor([[1.0, 0.0]]), torch.zeros(1, 2), torch.tensor([[1.0, 1.0]])
@@ -296,8 +364,14 @@ def test_dpo_by_hand_and_gradient():
     assert st["rewards/margins"].item() == pytest.approx(1.0) and st["rewards/accuracies"] == 1
     (g,) = torch.autograd.grad(loss, c)  # d/dc = -beta sigma(-beta h)
     assert g.item() == pytest.approx(-0.5 / (1 + math.exp(1)))
-    ipo, _ = dpo_loss(torch.tensor([0.0]), torch.tensor([0.0]), torch.tensor([-1.0]),
-                      torch.tensor([1.0]), beta=0.5, loss_type="ipo")
+    ipo, _ = dpo_loss(
+        torch.tensor([0.0]),
+        torch.tensor([0.0]),
+        torch.tensor([-1.0]),
+        torch.tensor([1.0]),
+        beta=0.5,
+        loss_type="ipo",
+    )
     assert ipo.item() == pytest.approx((2 - 1) ** 2)
     big = torch.tensor([1e4])
     assert torch.isfinite(dpo_loss(-big, big, big, -big, beta=1.0)[0])
@@ -309,7 +383,9 @@ def test_bradley_terry():
     loss, st = bradley_terry_loss(torch.tensor([2.0, 0.0]), torch.tensor([0.0, 0.0]))
     assert loss.item() == pytest.approx((math.log1p(math.exp(-2)) + math.log(2)) / 2)
     assert st["accuracy"] == 0.5 and st["margin"] == 1.0
-    loss, _ = bradley_terry_loss(torch.tensor([1.0]), torch.tensor([0.0]), margin=torch.tensor([1.0]))
+    loss, _ = bradley_terry_loss(
+        torch.tensor([1.0]), torch.tensor([0.0]), margin=torch.tensor([1.0])
+    )
     assert loss.item() == pytest.approx(math.log(2))
     assert torch.isfinite(bradley_terry_loss(torch.tensor([-1e4]), torch.tensor([1e4]))[0])
 
@@ -319,9 +395,17 @@ def test_single_token_sequences():
     old = logp.detach() + torch.tensor([[0.1], [-0.1]])
     for lt in LOSS_TYPES:
         for level in ("token", "sequence"):
-            loss, st = policy_loss(logp, old, torch.tensor([1.0, -1.0]), torch.ones(2, 1),
-                                   loss_type=lt, importance_sampling_level=level,
-                                   ref_logp=logp.detach() - 1, beta=0.1, **kwargs_for(lt))
+            loss, st = policy_loss(
+                logp,
+                old,
+                torch.tensor([1.0, -1.0]),
+                torch.ones(2, 1),
+                loss_type=lt,
+                importance_sampling_level=level,
+                ref_logp=logp.detach() - 1,
+                beta=0.1,
+                **kwargs_for(lt),
+            )
             (g,) = torch.autograd.grad(loss, logp)
             assert torch.isfinite(loss) and torch.isfinite(g).all() and (g != 0).all()
             assert st["kl/k1"].item() == pytest.approx(1.0)

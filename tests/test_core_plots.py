@@ -45,8 +45,9 @@ def test_advantage_figures_plot_core_values():
 
 
 def test_aggregation_figures_plot_token_weights():
-    fig = agg_plots.token_weights_figure([3, 1], loss_types=("grpo", "dr_grpo"),
-                                         max_completion_length=4)
+    fig = agg_plots.token_weights_figure(
+        [3, 1], loss_types=("grpo", "dr_grpo"), max_completion_length=4
+    )
     z = np.asarray(fig.data[0].z, dtype=float)
     w = token_weights(agg_plots.lengths_to_mask([3, 1], 4), "grpo").numpy()
     np.testing.assert_allclose(z[~np.isnan(z)], w[w > 0])

@@ -62,8 +62,9 @@ def values(draw, shape, lo, hi, dtype):
 
 def dirty(draw, x, valid):
     """x with garbage (NaN, +-inf, +-1e30) wherever ``valid`` is False."""
-    junk = torch.from_numpy(draw(hnp.arrays(np.float64, tuple(x.shape),
-                                            elements=st.sampled_from(GARBAGE))))
+    junk = torch.from_numpy(
+        draw(hnp.arrays(np.float64, tuple(x.shape), elements=st.sampled_from(GARBAGE)))
+    )
     return torch.where(valid, x, junk.to(x.dtype))
 
 
@@ -80,22 +81,34 @@ def assert_same(clean, messy, dtype):
 
 # ---------------------------------------------------------------- policy loss
 
+
 @pytest.mark.parametrize("level", ["token", "sequence"])
 @pytest.mark.parametrize("loss_type", LOSS_TYPES)
 @settings(SETTINGS, max_examples=20)
-@given(st.data(), DTYPES, st.sampled_from(KL_ESTIMATORS), st.booleans(),
-       st.sampled_from([None, 0.0, 0.04]))
-def test_policy_loss_ignores_padding_and_stays_finite(loss_type, level, data, dtype, estimator,
-                                                     per_token_adv, beta):
+@given(
+    st.data(),
+    DTYPES,
+    st.sampled_from(KL_ESTIMATORS),
+    st.booleans(),
+    st.sampled_from([None, 0.0, 0.04]),
+)
+def test_policy_loss_ignores_padding_and_stays_finite(
+    loss_type, level, data, dtype, estimator, per_token_adv, beta
+):
     mask = data.draw(masks())
     B, T = mask.shape
     valid = mask != 0
     logp, old = (values(data.draw, (B, T), -1e4, 0.0, dtype) for _ in range(2))  # log-ratio +-1e4
     ref = values(data.draw, (B, T), -1e4, 0.0, dtype)
     adv = values(data.draw, (B, T) if per_token_adv else (B,), -1e3, 1e3, dtype)
-    kw = {"loss_type": loss_type, "importance_sampling_level": level, "kl_estimator": estimator,
-          "kl_is_correction": data.draw(st.booleans()), "delta": data.draw(st.sampled_from([None, 2.0])),
-          "epsilon_high": 5.0 if loss_type == "cispo" else None}
+    kw = {
+        "loss_type": loss_type,
+        "importance_sampling_level": level,
+        "kl_estimator": estimator,
+        "kl_is_correction": data.draw(st.booleans()),
+        "delta": data.draw(st.sampled_from([None, 2.0])),
+        "epsilon_high": 5.0 if loss_type == "cispo" else None,
+    }
 
     def run(lp, o, a, r):  # beta None: no ref_logp at all
         lp = lp.clone().requires_grad_()
@@ -106,8 +119,11 @@ def test_policy_loss_ignores_padding_and_stays_finite(loss_type, level, data, dt
 
     clean = run(logp, old, adv, ref)
     adv_valid = valid if per_token_adv else valid.any(-1)  # an empty row's advantage is padding too
-    messy = run(*(dirty(data.draw, x, valid) for x in (logp, old)),
-                dirty(data.draw, adv, adv_valid), dirty(data.draw, ref, valid))
+    messy = run(
+        *(dirty(data.draw, x, valid) for x in (logp, old)),
+        dirty(data.draw, adv, adv_valid),
+        dirty(data.draw, ref, valid),
+    )
     assert_same(clean, messy, dtype)
 
 
@@ -123,14 +139,18 @@ def test_masked_mean_and_sum_ignore_padding(data, dtype, dim):
 
 # ---------------------------------------------------------------- KL
 
+
 @SETTINGS
 @given(st.data(), DTYPES, st.sampled_from(KL_ESTIMATORS))
 def test_kl_estimators_are_finite_at_extreme_log_ratios(data, dtype, estimator):
     mask = data.draw(masks())
     shape = tuple(mask.shape)
     logp, ref, old = (values(data.draw, shape, -1e4, 0.0, dtype).requires_grad_() for _ in range(3))
-    for k in (kl_estimate(logp, ref, estimator), kl_k3_is(logp, ref, old),
-              kl_k3(logp, ref, clamp=10.0)):
+    for k in (
+        kl_estimate(logp, ref, estimator),
+        kl_k3_is(logp, ref, old),
+        kl_k3(logp, ref, clamp=10.0),
+    ):
         (g,) = torch.autograd.grad(k.sum(), logp)
         assert k.dtype == g.dtype == dtype and torch.isfinite(k).all() and torch.isfinite(g).all()
     # k3 >= 0 up to rounding: e^x - 1 - x is -6e-8 at x = 6e-8 in fp32 (expm1 would fix it, but
@@ -139,8 +159,11 @@ def test_kl_estimators_are_finite_at_extreme_log_ratios(data, dtype, estimator):
     assert (kl_k3(logp, ref) >= -slack).all() and (kl_k3(logp, ref, clamp=10.0) <= 10).all()
     valid = mask != 0  # a masked mean of the estimate ignores padding
     messy = [dirty(data.draw, x.detach(), valid) for x in (logp, ref)]
-    assert_same(masked_mean(kl_estimate(logp, ref, estimator), mask),
-                masked_mean(kl_estimate(*messy, estimator), mask), dtype)
+    assert_same(
+        masked_mean(kl_estimate(logp, ref, estimator), mask),
+        masked_mean(kl_estimate(*messy, estimator), mask),
+        dtype,
+    )
 
 
 @st.composite
@@ -193,10 +216,17 @@ def test_token_logprobs_keep_float64_and_finite_for_kept_tokens(data, dtype):
 
 # ---------------------------------------------------------------- advantages
 
+
 @SETTINGS
-@given(st.data(), DTYPES, st.integers(1, 6), st.integers(1, 4),
-       st.sampled_from(["group", "batch", "none"]), st.sampled_from(["unbiased", "population"]),
-       st.sampled_from([0.0, 1e-4]))
+@given(
+    st.data(),
+    DTYPES,
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.sampled_from(["group", "batch", "none"]),
+    st.sampled_from(["unbiased", "population"]),
+    st.sampled_from([0.0, 1e-4]),
+)
 def test_group_advantages_finite_and_tied_groups_exactly_zero(data, dtype, G, n, scale, std, eps):
     r = values(data.draw, (n, G), -1e4, 1e4, dtype)
     tied = torch.tensor(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
@@ -225,8 +255,11 @@ def test_gae_and_returns_ignore_padding(data, dtype, gamma, lam):
     mr, mv = dirty(data.draw, r, valid), dirty(data.draw, v, valid)
     clean = {"gae": gae(r, v, mask, gamma, lam, nv), "G": discounted_returns(r, mask, gamma)}
     messy = {"gae": gae(mr, mv, mask, gamma, lam, nv), "G": discounted_returns(mr, mask, gamma)}
-    assert_same({"A": clean["gae"][0], "R": clean["gae"][1], "G": clean["G"]},
-                {"A": messy["gae"][0], "R": messy["gae"][1], "G": messy["G"]}, dtype)
+    assert_same(
+        {"A": clean["gae"][0], "R": clean["gae"][1], "G": clean["G"]},
+        {"A": messy["gae"][0], "R": messy["gae"][1], "G": messy["G"]},
+        dtype,
+    )
     assert (clean["gae"][0][~valid] == 0).all() and (clean["G"][~valid] == 0).all()
 
 
@@ -241,6 +274,7 @@ def test_whiten_ignores_padding(data, dtype, shift_mean, std):
 
 
 # ---------------------------------------------------------------- value, DPO, Bradley-Terry
+
 
 @SETTINGS
 @given(st.data(), DTYPES, st.sampled_from([None, 0.2]))
@@ -258,8 +292,9 @@ def test_value_loss_ignores_padding(data, dtype, clip):
 
 
 @SETTINGS
-@given(st.data(), DTYPES, st.integers(1, 4), st.sampled_from(["sigmoid", "ipo"]),
-       st.floats(0.01, 1.0))
+@given(
+    st.data(), DTYPES, st.integers(1, 4), st.sampled_from(["sigmoid", "ipo"]), st.floats(0.01, 1.0)
+)
 def test_preference_losses_finite_and_keep_dtype(data, dtype, B, loss_type, beta):
     x = [values(data.draw, (B,), -1e4, 0.0, dtype).requires_grad_() for _ in range(4)]
     loss, stats = dpo_loss(*x, beta=beta, loss_type=loss_type)
@@ -274,14 +309,22 @@ def test_preference_losses_finite_and_keep_dtype(data, dtype, B, loss_type, beta
 
 # ---------------------------------------------------------------- half precision is lifted
 
+
 @pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
 def test_half_precision_is_computed_in_float32(half):
     x = torch.tensor([[-30.0, -0.5, 0.0]], dtype=half)  # log r = 30: e^20 overflows fp16
     mask = torch.tensor([[1, 1, 0]])
-    outs = [kl_k3(x, torch.zeros_like(x)), kl_exact(x, x.flip(-1)), entropy_from_logits(x[None]),
-            token_logprobs(x[None], torch.zeros(1, 1, dtype=torch.long)), masked_mean(x, mask),
-            whiten(x, mask), policy_loss(x, x.flip(-1), torch.ones(1, dtype=half), mask)[0],
-            group_advantages(x[0], 3), value_loss(x, x, x.flip(-1), mask)[0],
-            dpo_loss(x[0], x[0], x[0], x[0], beta=0.1)[0]]
+    outs = [
+        kl_k3(x, torch.zeros_like(x)),
+        kl_exact(x, x.flip(-1)),
+        entropy_from_logits(x[None]),
+        token_logprobs(x[None], torch.zeros(1, 1, dtype=torch.long)),
+        masked_mean(x, mask),
+        whiten(x, mask),
+        policy_loss(x, x.flip(-1), torch.ones(1, dtype=half), mask)[0],
+        group_advantages(x[0], 3),
+        value_loss(x, x, x.flip(-1), mask)[0],
+        dpo_loss(x[0], x[0], x[0], x[0], beta=0.1)[0],
+    ]
     for out in outs:
         assert out.dtype == torch.float32 and torch.isfinite(out).all()

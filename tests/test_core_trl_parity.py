@@ -33,9 +33,16 @@ def tiny_tokenizer():
 def tiny_model():
     torch.manual_seed(0)
     cfg = LlamaConfig(
-        vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
-        pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        vocab_size=V,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
     )
     return LlamaForCausalLM(cfg)
 
@@ -43,13 +50,21 @@ def tiny_model():
 def make_trainer(model_dir, **cfg):
     """TRL loads the policy (and, when beta > 0, its reference copy) from a local folder."""
     args = GRPOConfig(
-        output_dir=str(model_dir / "out"), bf16=False, use_cpu=True, report_to=[],
-        activation_checkpointing=False, per_device_train_batch_size=B, num_generations=G,
-        max_completion_length=C + 3, **cfg,
+        output_dir=str(model_dir / "out"),
+        bf16=False,
+        use_cpu=True,
+        report_to=[],
+        activation_checkpointing=False,
+        per_device_train_batch_size=B,
+        num_generations=G,
+        max_completion_length=C + 3,
+        **cfg,
     )
     trainer = GRPOTrainer(
-        model=str(model_dir), reward_funcs=lambda completions, **kw: [0.0] * len(completions),
-        args=args, train_dataset=Dataset.from_dict({"prompt": ["1+1="]}),
+        model=str(model_dir),
+        reward_funcs=lambda completions, **kw: [0.0] * len(completions),
+        args=args,
+        train_dataset=Dataset.from_dict({"prompt": ["1+1="]}),
         processing_class=tiny_tokenizer(),
     )
     trainer.current_gradient_accumulation_steps = 1  # set by Trainer's loop; one micro-batch here
@@ -71,8 +86,10 @@ def make_batch(model):
     rewards = torch.randn(B, generator=g)
     rewards[:G] = rewards[:G].round()  # one group with ties
     return {
-        "prompt_ids": prompt_ids, "prompt_mask": prompt_mask,
-        "completion_ids": completion_ids, "completion_mask": completion_mask,
+        "prompt_ids": prompt_ids,
+        "prompt_mask": prompt_mask,
+        "completion_ids": completion_ids,
+        "completion_mask": completion_mask,
         "advantages": group_advantages(rewards, G),
         "old_per_token_logps": logp + 0.3 * torch.randn(B, C, generator=g),  # off-policy
         "ref_per_token_logps": logp + 0.5 * torch.randn(B, C, generator=g),
@@ -90,7 +107,10 @@ def labkit_logps(model, prompt_ids, prompt_mask, completion_ids, completion_mask
 CASES = [  # (TRL config, labkit kwargs not implied by the config)
     ({"loss_type": "grpo", "beta": 0.0}, {}),
     ({"loss_type": "grpo", "beta": 0.1}, {}),
-    ({"loss_type": "grpo", "beta": 0.1, "use_bias_correction_kl": False}, {"kl_is_correction": False}),
+    (
+        {"loss_type": "grpo", "beta": 0.1, "use_bias_correction_kl": False},
+        {"kl_is_correction": False},
+    ),
     ({"loss_type": "bnpo", "beta": 0.0}, {}),
     ({"loss_type": "bnpo", "beta": 0.1, "epsilon_high": 0.28}, {}),
     ({"loss_type": "dr_grpo", "beta": 0.0}, {}),
@@ -99,9 +119,33 @@ CASES = [  # (TRL config, labkit kwargs not implied by the config)
     ({"loss_type": "dapo", "beta": 0.1, "epsilon_high": 0.28}, {}),
     ({"loss_type": "cispo", "beta": 0.0, "epsilon_high": 1.2}, {}),
     ({"loss_type": "cispo", "beta": 0.1, "epsilon_high": 5.0}, {}),
-    ({"loss_type": "grpo", "beta": 0.0, "importance_sampling_level": "sequence", "epsilon": 3e-2}, {}),
-    ({"loss_type": "grpo", "beta": 0.1, "importance_sampling_level": "sequence", "epsilon": 3e-2}, {}),
-    ({"loss_type": "dapo", "beta": 0.1, "importance_sampling_level": "sequence", "epsilon": 3e-2}, {}),
+    (
+        {
+            "loss_type": "grpo",
+            "beta": 0.0,
+            "importance_sampling_level": "sequence",
+            "epsilon": 3e-2,
+        },
+        {},
+    ),
+    (
+        {
+            "loss_type": "grpo",
+            "beta": 0.1,
+            "importance_sampling_level": "sequence",
+            "epsilon": 3e-2,
+        },
+        {},
+    ),
+    (
+        {
+            "loss_type": "dapo",
+            "beta": 0.1,
+            "importance_sampling_level": "sequence",
+            "epsilon": 3e-2,
+        },
+        {},
+    ),
     ({"loss_type": "grpo", "beta": 0.1, "delta": 1.5}, {}),  # INTELLECT-2 two-sided clip
 ]
 
@@ -124,15 +168,29 @@ def test_policy_loss_equals_trl(cfg, extra, tmp_dir):
     trl_loss = trainer._compute_loss(model, inputs)
     trl_grads = torch.autograd.grad(trl_loss, params)
 
-    logp = labkit_logps(model, inputs["prompt_ids"], inputs["prompt_mask"],
-                        inputs["completion_ids"], inputs["completion_mask"], args.temperature)
+    logp = labkit_logps(
+        model,
+        inputs["prompt_ids"],
+        inputs["prompt_mask"],
+        inputs["completion_ids"],
+        inputs["completion_mask"],
+        args.temperature,
+    )
     loss, stats = policy_loss(
-        logp, inputs["old_per_token_logps"], inputs["advantages"], inputs["completion_mask"],
-        loss_type=args.loss_type, epsilon=args.epsilon, epsilon_high=args.epsilon_high,
+        logp,
+        inputs["old_per_token_logps"],
+        inputs["advantages"],
+        inputs["completion_mask"],
+        loss_type=args.loss_type,
+        epsilon=args.epsilon,
+        epsilon_high=args.epsilon_high,
         importance_sampling_level=args.importance_sampling_level,
         max_completion_length=args.max_completion_length,
-        ref_logp=inputs["ref_per_token_logps"] if args.beta else None, beta=args.beta,
-        kl_estimator="k3", num_items_in_batch=inputs["num_items_in_batch"], delta=args.delta,
+        ref_logp=inputs["ref_per_token_logps"] if args.beta else None,
+        beta=args.beta,
+        kl_estimator="k3",
+        num_items_in_batch=inputs["num_items_in_batch"],
+        delta=args.delta,
         **extra,
     )
     grads = torch.autograd.grad(loss, params)
@@ -146,10 +204,15 @@ def test_policy_loss_equals_trl(cfg, extra, tmp_dir):
     if args.beta:
         assert stats["kl"].item() == pytest.approx(metrics["kl"], abs=1e-5)
     if args.loss_type == "cispo":
-        assert stats["clip/ratio_high"].item() == pytest.approx(metrics["cispo_clip_ratio"], abs=1e-6)
+        assert stats["clip/ratio_high"].item() == pytest.approx(
+            metrics["cispo_clip_ratio"], abs=1e-6
+        )
     else:
-        for ours, theirs in (("ratio_low", "low_mean"), ("ratio_high", "high_mean"),
-                             ("region", "region_mean")):
+        for ours, theirs in (
+            ("ratio_low", "low_mean"),
+            ("ratio_high", "high_mean"),
+            ("region", "region_mean"),
+        ):
             assert stats[f"clip/{ours}"].item() == pytest.approx(
                 metrics[f"clip_ratio/{theirs}"], abs=1e-6
             )
@@ -159,17 +222,40 @@ def test_the_batch_exercises_clipping(tmp_dir):
     """Guard the parity test against a batch where clipping never happens (then it proves less)."""
     trainer = make_trainer(tmp_dir, loss_type="grpo")
     inputs = make_batch(trainer.model)
-    logp = labkit_logps(trainer.model, inputs["prompt_ids"], inputs["prompt_mask"],
-                        inputs["completion_ids"], inputs["completion_mask"])
-    _, st = policy_loss(logp, inputs["old_per_token_logps"], inputs["advantages"],
-                        inputs["completion_mask"])
+    logp = labkit_logps(
+        trainer.model,
+        inputs["prompt_ids"],
+        inputs["prompt_mask"],
+        inputs["completion_ids"],
+        inputs["completion_mask"],
+    )
+    _, st = policy_loss(
+        logp, inputs["old_per_token_logps"], inputs["advantages"], inputs["completion_mask"]
+    )
     assert st["clip/ratio_low"] > 0.05 and st["clip/ratio_high"] > 0.05
-    _, st = policy_loss(logp, inputs["old_per_token_logps"], inputs["advantages"],
-                        inputs["completion_mask"], loss_type="cispo", epsilon_high=1.2)
+    _, st = policy_loss(
+        logp,
+        inputs["old_per_token_logps"],
+        inputs["advantages"],
+        inputs["completion_mask"],
+        loss_type="cispo",
+        epsilon_high=1.2,
+    )
     assert st["clip/ratio_high"] > 0.05
-    _, st = policy_loss(logp, inputs["old_per_token_logps"], inputs["advantages"],
-                        inputs["completion_mask"], importance_sampling_level="sequence", epsilon=3e-2)
+    _, st = policy_loss(
+        logp,
+        inputs["old_per_token_logps"],
+        inputs["advantages"],
+        inputs["completion_mask"],
+        importance_sampling_level="sequence",
+        epsilon=3e-2,
+    )
     assert 0 < st["clip/region"] < 1
-    _, st = policy_loss(logp, inputs["old_per_token_logps"], inputs["advantages"],
-                        inputs["completion_mask"], delta=1.5)
+    _, st = policy_loss(
+        logp,
+        inputs["old_per_token_logps"],
+        inputs["advantages"],
+        inputs["completion_mask"],
+        delta=1.5,
+    )
     assert st["clip/delta"] > 0.02

@@ -60,10 +60,19 @@ def test_lean_step_equals_hf_with_grouped_query_attention_and_tied_embeddings():
     """SmolLM2's choices on a random model: 4 query heads share 2 key/value heads, the output
     head is the embedding, RoPE base 1e5, RMSNorm eps 1e-5."""
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=50, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                      tie_word_embeddings=True, rope_theta=1e5, rms_norm_eps=1e-5,
-                      pad_token_id=0)
+    cfg = LlamaConfig(
+        vocab_size=50,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        tie_word_embeddings=True,
+        rope_theta=1e5,
+        rms_norm_eps=1e-5,
+        pad_token_id=0,
+    )
     model = LlamaForCausalLM(cfg).eval()
     assert model.lm_head.weight is model.model.embed_tokens.weight and decode.lean_ok(model)
     ids = torch.randint(1, 50, (3, 5))
@@ -108,9 +117,16 @@ def test_what_the_lean_step_cannot_copy_goes_to_hf(tiny):
         assert not decode.lean_ok(model)  # autocast's casts are HF's to make
     lora = lk.models.add_lora(lk.load_policy("tiny")[0], r=2, alpha=4)
     assert not decode.lean_ok(lora)
-    biased = LlamaForCausalLM(LlamaConfig(vocab_size=20, hidden_size=32, intermediate_size=48,
-                                          num_hidden_layers=1, num_attention_heads=2,
-                                          attention_bias=True))
+    biased = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=20,
+            hidden_size=32,
+            intermediate_size=48,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            attention_bias=True,
+        )
+    )
     assert not decode.lean_ok(biased)
     assert not decode.lean_ok(biased.half())
 
@@ -122,8 +138,11 @@ def test_sampling_takes_the_chosen_decoder(tiny, monkeypatch, lean):
     calls = []
     for cls in (decode.HFDecoder, decode.LlamaDecoder):
         original = cls.__call__  # the steps: the prompt pass is LlamaDecoder.prefill
-        monkeypatch.setattr(cls, "__call__", lambda self, *a, _o=original, _c=cls:
-                            calls.append(_c.__name__) or _o(self, *a))
+        monkeypatch.setattr(
+            cls,
+            "__call__",
+            lambda self, *a, _o=original, _c=cls: calls.append(_c.__name__) or _o(self, *a),
+        )
     monkeypatch.setattr(decode, "lean_ok", lambda m: lean)
     rollout(model, tok, PROMPTS, 4, temperature=1.0, generator=torch.Generator().manual_seed(0))
     assert calls and set(calls) == {"LlamaDecoder" if lean else "HFDecoder"}

@@ -40,8 +40,22 @@ from labkit.models.device import choose_precision, resolve_device
 ROOT = pathlib.Path(lk.__file__).parent
 TRAINING_PATH = ("models", "algos", "core", "runs")
 TRAINING_FILES = ("classic/dqn.py",)  # the one classic/ learner with a network and a device
-FACTORIES = {"zeros", "ones", "empty", "full", "arange", "tensor", "as_tensor", "randperm",
-             "rand", "randn", "randint", "eye", "linspace", "Generator"}
+FACTORIES = {
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "tensor",
+    "as_tensor",
+    "randperm",
+    "rand",
+    "randn",
+    "randint",
+    "eye",
+    "linspace",
+    "Generator",
+}
 
 
 def constructors_without_device(source: str) -> list[tuple[int, str]]:
@@ -49,9 +63,13 @@ def constructors_without_device(source: str) -> list[tuple[int, str]]:
     (``device=``; ``torch.Generator`` may take it positionally)."""
     bad = []
     for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
-                and node.func.attr in FACTORIES):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "torch"
+            and node.func.attr in FACTORIES
+        ):
             continue
         named = any(k.arg == "device" for k in node.keywords)
         if not named and not (node.func.attr == "Generator" and node.args):
@@ -72,8 +90,9 @@ def test_the_static_check_catches_a_planted_bad_constructor():
     bad = good + "done = torch.zeros(B, dtype=torch.bool)\ng = torch.Generator()\n"
     assert constructors_without_device(bad) == [(4, "zeros"), (5, "Generator")]
     real = (ROOT / "models" / "rollout.py").read_text()
-    mutated = real.replace("torch.zeros(B, dtype=torch.bool, device=dev)",
-                           "torch.zeros(B, dtype=torch.bool)")
+    mutated = real.replace(
+        "torch.zeros(B, dtype=torch.bool, device=dev)", "torch.zeros(B, dtype=torch.bool)"
+    )
     assert mutated != real and len(constructors_without_device(mutated)) == 1
 
 
@@ -89,6 +108,7 @@ class FactoryCalls(TorchFunctionMode):
         name = getattr(func, "__name__", "")
         if name in FACTORIES and "device" not in kwargs:
             import sys
+
             caller = sys._getframe(1).f_code.co_filename
             if caller.startswith(str(ROOT)):
                 self.bad.append((caller, name))
@@ -100,12 +120,13 @@ def _trainers():
     prefs = [{"prompt": "1+1=", "chosen": "2", "rejected": "3"}] * 2
     small = {"max_steps": 2, "save_steps": 0}
     g = dict(prompts_per_step=2, num_generations=4, **small)
-    return {"grpo": lambda: lk.GRPOTrainer("tiny", num_iterations=2, **g),
-            "ppo": lambda: lk.PPOTrainer("tiny", **g),
-            "dpo": lambda: lk.DPOTrainer("tiny", pairs=prefs, batch_size=2, **small),
-            "reward_model": lambda: lk.RewardModelTrainer("tiny", pairs=prefs, batch_size=2,
-                                                         **small),
-            "sft": lambda: lk.SFTTrainer("tiny", pairs=pairs, batch_size=2, **small)}
+    return {
+        "grpo": lambda: lk.GRPOTrainer("tiny", num_iterations=2, **g),
+        "ppo": lambda: lk.PPOTrainer("tiny", **g),
+        "dpo": lambda: lk.DPOTrainer("tiny", pairs=prefs, batch_size=2, **small),
+        "reward_model": lambda: lk.RewardModelTrainer("tiny", pairs=prefs, batch_size=2, **small),
+        "sft": lambda: lk.SFTTrainer("tiny", pairs=pairs, batch_size=2, **small),
+    }
 
 
 @pytest.mark.parametrize("algo", list(_trainers()))
@@ -135,8 +156,17 @@ def _grpo_path(dev, requires_grad: bool):
     for adv in (group_advantages(rewards, G), rloo_advantages(rewards, G)):
         for lt in LOSS_TYPES:
             eps_high = 5.0 if lt == "cispo" else None
-            loss, _ = policy_loss(logp, old, adv, mask, loss_type=lt, ref_logp=ref, beta=0.1,
-                                  max_completion_length=T, epsilon_high=eps_high)
+            loss, _ = policy_loss(
+                logp,
+                old,
+                adv,
+                mask,
+                loss_type=lt,
+                ref_logp=ref,
+                beta=0.1,
+                max_completion_length=T,
+                epsilon_high=eps_high,
+            )
             out.append(loss)
     seq, _ = policy_loss(logp, old, adv, mask, importance_sampling_level="sequence")
     return out + [seq]
@@ -179,6 +209,7 @@ def no_data_checks(monkeypatch):
     """GAE validates its mask on the host (``(mask[:, 1:] > mask[:, :-1]).any()``: one sync a
     step on a GPU); meta and fake tensors hold no data, so that check alone is skipped."""
     import labkit.core.advantages as adv
+
     monkeypatch.setattr(adv, "_check_prefix", lambda mask, dtype: mask.to(dtype))
 
 
@@ -223,8 +254,9 @@ def test_dqn_takes_a_device_and_creates_every_tensor_on_it(monkeypatch):
     assert dqn.resolve_device("auto") == resolve_device("auto") == torch.device("cuda")
     monkeypatch.undo()
     with FactoryCalls() as mode:
-        net, stats = dqn.train_dqn(gridworld(), dqn.DQNConfig(total_timesteps=250,
-                                                               learning_starts=50), device="auto")
+        net, stats = dqn.train_dqn(
+            gridworld(), dqn.DQNConfig(total_timesteps=250, learning_starts=50), device="auto"
+        )
     assert mode.bad == [] and len(stats["loss"]) == 201
     assert next(net.parameters()).device == torch.device("cpu")
     assert dqn.q_table(net, gridworld().n_states).shape == (gridworld().n_states, 4)

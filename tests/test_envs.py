@@ -44,9 +44,15 @@ class Faulty(Calculator):
         return {"not": "text"} if self.mode == "junk" else "x" * 50
 
 
-@pytest.mark.parametrize("mode,fault", [("raise", "raised: RuntimeError: boom"),
-                                        ("hang", "timeout"), ("junk", "junk: dict"),
-                                        ("long", "junk: 'xxxxxxxxxxxxxxxxxxxx'")])
+@pytest.mark.parametrize(
+    "mode,fault",
+    [
+        ("raise", "raised: RuntimeError: boom"),
+        ("hang", "timeout"),
+        ("junk", "junk: dict"),
+        ("long", "junk: 'xxxxxxxxxxxxxxxxxxxx'"),
+    ],
+)
 def test_each_tool_fault_is_named_and_the_episode_reads_error(mode, fault):
     env = type("F", (Faulty,), {"mode": mode})()
     t0 = time.perf_counter()
@@ -57,15 +63,28 @@ def test_each_tool_fault_is_named_and_the_episode_reads_error(mode, fault):
 
 def test_a_bad_expression_is_a_failure_not_a_crash():
     assert call_tool(Calculator().calc, ("import os",), 1.0) == (
-        "error", "raised: ValueError: not an expression of + - * on integers: 'import os'")
+        "error",
+        "raised: ValueError: not an expression of + - * on integers: 'import os'",
+    )
 
 
 def _run(policy, prompts, env_cls, L=20, turns=2, seed=0):
     model, tok = policy
     envs = [env_cls() for _ in prompts]
     cols = [{"prompt": p, "answer": "0"} for p in prompts]
-    return envs, episodes(model, tok, prompts, envs, cols, BracketProtocol(), L, turns, 1.0,
-                          generator=torch.Generator().manual_seed(seed), tool_timeout=0.2)
+    return envs, episodes(
+        model,
+        tok,
+        prompts,
+        envs,
+        cols,
+        BracketProtocol(),
+        L,
+        turns,
+        1.0,
+        generator=torch.Generator().manual_seed(seed),
+        tool_timeout=0.2,
+    )
 
 
 def test_env_mask_marks_exactly_the_environment_tokens(policy):
@@ -77,7 +96,7 @@ def test_env_mask_marks_exactly_the_environment_tokens(policy):
         who = r.env_mask[i, :n].tolist()
         env_text = "".join(c for c, w in zip(text, who) if not w)
         if r.tool_calls[i]:  # the environment wrote the result and "]", nothing else
-            result = text[text.index("=") + 1:text.index("]") + 1]
+            result = text[text.index("=") + 1 : text.index("]") + 1]
             assert env_text == result and result.endswith("]")
             assert r.turn_ends[i][0] == text.index("=") + 1  # turn 1 ends at the call
         else:
@@ -91,8 +110,10 @@ def test_a_faulty_tool_is_counted_and_every_episode_ends(policy):
     calls = int(r.tool_calls.sum())
     assert calls > 0
     assert sum(len(f) for f in r.tool_failures) == calls
-    assert all(f == ["raised: RuntimeError: boom"] * int(c)
-               for f, c in zip(r.tool_failures, r.tool_calls.tolist()))
+    assert all(
+        f == ["raised: RuntimeError: boom"] * int(c)
+        for f, c in zip(r.tool_failures, r.tool_calls.tolist())
+    )
     assert all("error]" in c for c, k in zip(r.completions, r.tool_calls.tolist()) if k)
 
 
@@ -118,9 +139,18 @@ def test_a_multiturn_step_masks_env_tokens_and_logs_tools_and_faults():
     from labkit.envs import GuessTask, tool_reward
 
     faulty = type("Faulty", (Faulty,), {"mode": "raise"})
-    t = MultiTurnGRPOTrainer("tiny-tools", env=faulty, reward_funcs=[tool_reward],
-                             task=CalcTask(), num_generations=4, prompts_per_step=8,
-                             max_completion_length=20, max_turns=2, diagnostics=32, seed=0)
+    t = MultiTurnGRPOTrainer(
+        "tiny-tools",
+        env=faulty,
+        reward_funcs=[tool_reward],
+        task=CalcTask(),
+        num_generations=4,
+        prompts_per_step=8,
+        max_completion_length=20,
+        max_turns=2,
+        diagnostics=32,
+        seed=0,
+    )
     log = t.train(2, progress=False)
     m = log.metrics.iloc[-1]
     assert m["tools/call_rate"] > 0 and m["tools/failure_rate"] == 1.0  # every call raised
@@ -134,9 +164,16 @@ def test_a_multiturn_step_masks_env_tokens_and_logs_tools_and_faults():
     assert "".join(s for s, _ in row["episode"]) == row["completion"]
     tok = log.tokens[log.tokens["step"] == 2]
     assert any(not all(e) for e in tok["env_mask"])  # the per-token rows say who wrote what
-    g = MultiTurnGRPOTrainer("tiny-tools", env=GuessNumber, task=GuessTask(),
-                             num_generations=4, prompts_per_step=2, max_completion_length=42,
-                             max_turns=7, seed=0)
+    g = MultiTurnGRPOTrainer(
+        "tiny-tools",
+        env=GuessNumber,
+        task=GuessTask(),
+        num_generations=4,
+        prompts_per_step=2,
+        max_completion_length=42,
+        max_turns=7,
+        seed=0,
+    )
     assert [f.__name__ for f, _ in g.reward_funcs] == ["GuessNumber"]  # get_reward, as TRL
     assert g.train(1, progress=False).metrics["turns/mean"].iloc[0] > 1
 
@@ -144,9 +181,14 @@ def test_a_multiturn_step_masks_env_tokens_and_logs_tools_and_faults():
 def test_export_trl_writes_the_environment_script(tmp_path):
     from labkit.integrations.export import export_trl
 
-    ex = export_trl(tmp_path, lk.GRPOConfig(num_generations=4, prompts_per_step=2,
-                                            max_completion_length=20), "tiny-tools",
-                    reward_funcs=["labkit.envs:tool_reward"], num_gpus=0, env="calculator")
+    ex = export_trl(
+        tmp_path,
+        lk.GRPOConfig(num_generations=4, prompts_per_step=2, max_completion_length=20),
+        "tiny-tools",
+        reward_funcs=["labkit.envs:tool_reward"],
+        num_gpus=0,
+        env="calculator",
+    )
     text = ex.script.read_text()
     compile(text, "train_grpo.py", "exec")
     assert "ENV = 'calculator'" in text and "environment_factory" in text
@@ -162,14 +204,28 @@ def test_the_exported_environment_script_trains_one_step(tmp_path):
 
     from labkit.integrations.export import export_trl
 
-    ex = export_trl(tmp_path, lk.GRPOConfig(num_generations=4, prompts_per_step=2,
-                                            max_completion_length=20), "tiny-tools",
-                    reward_funcs=["labkit.envs:tool_reward"], num_gpus=0, env="calculator")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TRL_EXPERIMENTAL_SILENCE": "1",
-           "PYTHONPATH": str(pathlib.Path(lk.__file__).parent.parent)}
-    out = subprocess.run([sys.executable, str(ex.script), "--max-steps", "1", "--output-dir",
-                          str(tmp_path / "o")], capture_output=True, text=True, env=env,
-                         timeout=300, check=False)
+    ex = export_trl(
+        tmp_path,
+        lk.GRPOConfig(num_generations=4, prompts_per_step=2, max_completion_length=20),
+        "tiny-tools",
+        reward_funcs=["labkit.envs:tool_reward"],
+        num_gpus=0,
+        env="calculator",
+    )
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "TRL_EXPERIMENTAL_SILENCE": "1",
+        "PYTHONPATH": str(pathlib.Path(lk.__file__).parent.parent),
+    }
+    out = subprocess.run(
+        [sys.executable, str(ex.script), "--max-steps", "1", "--output-dir", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert (tmp_path / "o" / "model.safetensors").exists()
 
@@ -181,10 +237,19 @@ def test_the_browser_shows_whole_episodes(tmp_path, monkeypatch):
     from labkit.widgets.browser import CompletionBrowser
 
     monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
-    t = MultiTurnGRPOTrainer("tiny-tools", env=Calculator, reward_funcs=[tool_reward],
-                             task=CalcTask(), num_generations=4, prompts_per_step=8,
-                             max_completion_length=20, max_turns=2, diagnostics=32,
-                             run_name="episodes", seed=0)
+    t = MultiTurnGRPOTrainer(
+        "tiny-tools",
+        env=Calculator,
+        reward_funcs=[tool_reward],
+        task=CalcTask(),
+        num_generations=4,
+        prompts_per_step=8,
+        max_completion_length=20,
+        max_turns=2,
+        diagnostics=32,
+        run_name="episodes",
+        seed=0,
+    )
     t.train(1, progress=False)
     index = CompletionIndex(tmp_path / "episodes")
     page, _ = index.page(list(range(len(index))))
@@ -202,9 +267,17 @@ def test_the_dashboard_draws_tool_and_turn_curves():
     from labkit.envs import tool_reward
     from labkit.widgets.dashboard import Dashboard
 
-    t = MultiTurnGRPOTrainer("tiny-tools", env=Calculator, reward_funcs=[tool_reward],
-                             task=CalcTask(), num_generations=4, prompts_per_step=4,
-                             max_completion_length=20, max_turns=2, seed=0)
+    t = MultiTurnGRPOTrainer(
+        "tiny-tools",
+        env=Calculator,
+        reward_funcs=[tool_reward],
+        task=CalcTask(),
+        num_generations=4,
+        prompts_per_step=4,
+        max_completion_length=20,
+        max_turns=2,
+        seed=0,
+    )
     t.train(2, progress=False)
     d = Dashboard(t)
     d.refresh()

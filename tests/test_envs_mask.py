@@ -28,10 +28,20 @@ def _batch(seed=0):
 
 def _loss(logp, old, ref, adv, mask, loss_type, level, est):
     lp = logp.clone().requires_grad_()
-    loss, stats = policy_loss(lp, old, adv, mask, loss_type=loss_type, epsilon=0.2,
-                              epsilon_high=5.0 if loss_type == "cispo" else 0.28,
-                              importance_sampling_level=level, max_completion_length=T,
-                              ref_logp=ref, beta=0.1, kl_estimator=est)
+    loss, stats = policy_loss(
+        lp,
+        old,
+        adv,
+        mask,
+        loss_type=loss_type,
+        epsilon=0.2,
+        epsilon_high=5.0 if loss_type == "cispo" else 0.28,
+        importance_sampling_level=level,
+        max_completion_length=T,
+        ref_logp=ref,
+        beta=0.1,
+        kl_estimator=est,
+    )
     loss.backward()
     return loss.detach(), lp.grad, stats
 

@@ -22,5 +22,6 @@ def test_pass_and_majority_on_the_tiny_policy(tiny):
     # pass@1 is the mean per-sample accuracy of the same 800 samples; greedy-ish voting helps
     assert r["pass@1"] == pytest.approx(lk.accuracy(model, tok, task, probe, samples=8, seed=3))
     assert r["maj@8"] >= r["pass@1"] - 0.05
-    assert pass_and_majority(model, tok, task, probe, n=4, ks=(1,), temperature=0)["pass@1"] == \
-        pytest.approx(lk.accuracy(model, tok, task, probe, temperature=0))
+    assert pass_and_majority(model, tok, task, probe, n=4, ks=(1,), temperature=0)[
+        "pass@1"
+    ] == pytest.approx(lk.accuracy(model, tok, task, probe, temperature=0))

@@ -28,11 +28,23 @@ def test_samples_drawn_counts_rounds():
 
 
 def test_verdict_reads_the_table():
-    cols = ["held-out accuracy", "entropy (last 10%)", "truncated (last 10%)", "samples drawn",
-            "wall s"]
-    t = pd.DataFrame([[0.3, 1.0, 0.10, 100, 10], [0.4, 1.2, 0.0, 100, 10],
-                      [0.32, 0.8, 0.2, 300, 30], [0.5, 1.0, 0.0, 300, 30]], columns=cols,
-                     index=["naive GRPO", "+ clip-higher", "+ dynamic sampling", "DAPO (all)"])
+    cols = [
+        "held-out accuracy",
+        "entropy (last 10%)",
+        "truncated (last 10%)",
+        "samples drawn",
+        "wall s",
+    ]
+    t = pd.DataFrame(
+        [
+            [0.3, 1.0, 0.10, 100, 10],
+            [0.4, 1.2, 0.0, 100, 10],
+            [0.32, 0.8, 0.2, 300, 30],
+            [0.5, 1.0, 0.0, 300, 30],
+        ],
+        columns=cols,
+        index=["naive GRPO", "+ clip-higher", "+ dynamic sampling", "DAPO (all)"],
+    )
     v = dapo.verdict({"table": t, "config": {"heldout": 400}}).splitlines()
     assert v[0].startswith("REPRODUCED: clip-higher keeps entropy higher")
     assert v[1].startswith("NOT REPRODUCED: dynamic sampling")  # +0.02: within 2 s.e.
@@ -50,7 +62,9 @@ def test_fast_run_directions_per_piece(runs):
     # truncated 0.016 vs 0.031, held-out accuracy (32 prompts) 0.344 vs 0.250; tiny margins
     # at this budget, see the lab's full-mode table for the 60-step numbers
     assert t.loc["+ clip-higher", "entropy (last 10%)"] > base["entropy (last 10%)"]
-    assert t.loc["+ soft overlong punishment", "truncated (last 10%)"] < base["truncated (last 10%)"]
+    assert (
+        t.loc["+ soft overlong punishment", "truncated (last 10%)"] < base["truncated (last 10%)"]
+    )
     assert t.loc["+ dynamic sampling", "held-out accuracy"] > base["held-out accuracy"]
     # dynamic sampling pays in samples: 2 rounds a step here, 56-69 % of groups kept
     assert t.loc["+ dynamic sampling", "samples drawn"] == 2 * base["samples drawn"]

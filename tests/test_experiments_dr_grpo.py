@@ -45,14 +45,22 @@ class FakeLog:
 def fake_samples(rewards_by_group, scale, G=4):
     r = torch.tensor(rewards_by_group, dtype=torch.float).flatten()  # [B]
     adv = group_advantages(r, G, scale)  # [B]
-    return pd.DataFrame({"step": 1, "group": [i // G for i in range(len(r))],
-                         "correct": (r > 0).tolist(), "advantage": adv.tolist()})
+    return pd.DataFrame(
+        {
+            "step": 1,
+            "group": [i // G for i in range(len(r))],
+            "correct": (r > 0).tolist(),
+            "advantage": adv.tolist(),
+        }
+    )
 
 
 def test_std_bias_table_against_hand_values():
     groups = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
-    runs = {"grpo": FakeLog(samples=fake_samples(groups, "group")),
-            "dr_grpo": FakeLog(samples=fake_samples(groups, "none"))}
+    runs = {
+        "grpo": FakeLog(samples=fake_samples(groups, "group")),
+        "dr_grpo": FakeLog(samples=fake_samples(groups, "none")),
+    }
     t = dr_grpo.std_bias(runs).set_index(["run", "group accuracy"])
     # no std: mean |A| = 2k(G-k)/G^2 -> 0.375, 0.5, 0.375; the all-right group is left out
     assert t.loc[("dr_grpo", 0.25), "mean |A|"] == pytest.approx(0.375, abs=1e-4)
@@ -67,16 +75,27 @@ def test_std_bias_table_against_hand_values():
 
 def test_slopes_and_verdict():
     steps = list(range(1, 11))
-    up = pd.DataFrame({"step": steps, "accuracy": 0.5, "len/correct": 4.0,
-                       "len/incorrect": [4 + 0.1 * s for s in steps], "len/mean": 4.0,
-                       "len/truncated_frac": 0.0})
+    up = pd.DataFrame(
+        {
+            "step": steps,
+            "accuracy": 0.5,
+            "len/correct": 4.0,
+            "len/incorrect": [4 + 0.1 * s for s in steps],
+            "len/mean": 4.0,
+            "len/truncated_frac": 0.0,
+        }
+    )
     flat = up.assign(**{"len/incorrect": 4.0})
     t = dr_grpo.length_table({"grpo": FakeLog(up), "dr_grpo": FakeLog(flat)})
     assert t.loc["grpo", "len/incorrect slope"] == pytest.approx(0.1)
     assert t.loc["dr_grpo", "len/incorrect slope"] == pytest.approx(0.0, abs=1e-9)
     groups = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]]
-    std = dr_grpo.std_bias({"grpo": FakeLog(samples=fake_samples(groups, "group")),
-                            "dr_grpo": FakeLog(samples=fake_samples(groups, "none"))})
+    std = dr_grpo.std_bias(
+        {
+            "grpo": FakeLog(samples=fake_samples(groups, "group")),
+            "dr_grpo": FakeLog(samples=fake_samples(groups, "none")),
+        }
+    )
     v = dr_grpo.verdict({"lengths": t, "std_bias": std})
     assert "REPRODUCED (length)" in v and "NOT" not in v
     t2 = dr_grpo.length_table({"grpo": FakeLog(flat), "dr_grpo": FakeLog(up)})

@@ -27,8 +27,9 @@ def test_entropy_bonus_value_and_gradient_by_hand():
     z2 = torch.zeros(1, 2, 4)
     assert float(entropy_bonus(z2, torch.ones(1, 2), 1.0)) == pytest.approx(-math.log(4))
     # temperature: the entropy of softmax(z / tau), as the sampler drew from
-    assert float(entropy_bonus(z.detach(), torch.tensor([[0, 1]]), 1.0, temperature=2.0)) == pytest.approx(
-        -float(entropy_from_logits(z[:, 1:].detach(), 2.0)))
+    assert float(
+        entropy_bonus(z.detach(), torch.tensor([[0, 1]]), 1.0, temperature=2.0)
+    ) == pytest.approx(-float(entropy_from_logits(z[:, 1:].detach(), 2.0)))
 
 
 def test_negative_entropy_coef_is_refused():
@@ -38,8 +39,15 @@ def test_negative_entropy_coef_is_refused():
 
 def first_loss(entropy_coef: float):
     """The loss GRPO hands the optimiser at its first inner update, and the step's metrics."""
-    t = GRPOTrainer("tiny", seed=3, max_steps=1, prompts_per_step=4, num_generations=2,
-                    entropy_coef=entropy_coef, track_kl=False)
+    t = GRPOTrainer(
+        "tiny",
+        seed=3,
+        max_steps=1,
+        prompts_per_step=4,
+        num_generations=2,
+        entropy_coef=entropy_coef,
+        track_kl=False,
+    )
     seen, step = [], t.optimizer_step
     t.optimizer_step = lambda loss: seen.append(loss.detach()) or step(loss)
     m = t.train_step().metrics
@@ -56,14 +64,35 @@ def test_grpo_loss_subtracts_c_h_times_the_logged_entropy():
 
 
 def fake(entropy_last, kl, reward):
-    e = pd.DataFrame({"arm": list(entropy_kl.ENTROPY_ARMS), "entropy first": 0.33,
-                      "entropy last": entropy_last, "entropy sd": 0.01, "heldout acc": 0.5})
-    b = pd.DataFrame({"arm": [f"beta {x}" for x in entropy_kl.BETAS], "kl/k3 last": kl,
-                      "kl/k1 last": kl, "reward last": reward})
-    p = pd.DataFrame({"arm": list(entropy_kl.KL_ARMS), "kl/k3 last": [0.1, 0.01, 0.02],
-                      "reward last": [0.8, 0.7, 0.75]})
-    return {"entropy": e.set_index("arm"), "beta": b.set_index("arm"),
-            "placement": p.set_index("arm")}
+    e = pd.DataFrame(
+        {
+            "arm": list(entropy_kl.ENTROPY_ARMS),
+            "entropy first": 0.33,
+            "entropy last": entropy_last,
+            "entropy sd": 0.01,
+            "heldout acc": 0.5,
+        }
+    )
+    b = pd.DataFrame(
+        {
+            "arm": [f"beta {x}" for x in entropy_kl.BETAS],
+            "kl/k3 last": kl,
+            "kl/k1 last": kl,
+            "reward last": reward,
+        }
+    )
+    p = pd.DataFrame(
+        {
+            "arm": list(entropy_kl.KL_ARMS),
+            "kl/k3 last": [0.1, 0.01, 0.02],
+            "reward last": [0.8, 0.7, 0.75],
+        }
+    )
+    return {
+        "entropy": e.set_index("arm"),
+        "beta": b.set_index("arm"),
+        "placement": p.set_index("arm"),
+    }
 
 
 def test_verdict_reads_the_tables():
@@ -80,10 +109,16 @@ def test_verdict_reads_the_tables():
 def short_runs():
     """20 steps of ``DRIFT`` (seed 0, 50 held-out prompts) per arm: the rows of the table."""
     torch.set_num_threads(1)
-    arms = {"base": {}, "clip-higher": {"epsilon_high": 0.28}, "bonus": {"entropy_coef": 0.05},
-            "beta 0.3": {"beta": 0.3}}
-    return {k: entropy_kl.train(GRPOTrainer, k, 20, 0, 50, **(entropy_kl.DRIFT | kw))[1]
-            for k, kw in arms.items()}
+    arms = {
+        "base": {},
+        "clip-higher": {"epsilon_high": 0.28},
+        "bonus": {"entropy_coef": 0.05},
+        "beta 0.3": {"beta": 0.3},
+    }
+    return {
+        k: entropy_kl.train(GRPOTrainer, k, 20, 0, 50, **(entropy_kl.DRIFT | kw))[1]
+        for k, kw in arms.items()
+    }
 
 
 @pytest.mark.slow

@@ -10,13 +10,21 @@ import torch
 from labkit.experiments import gpu
 
 
-@pytest.mark.parametrize("gb, cap, name, prec", [(15, (7, 5), "T4 16GB", "fp16"),
-                                                 (24, (8, 9), "L4/A10 24GB", "bf16"),
-                                                 (80, (8, 0), "A100/H100 80GB", "bf16")])
+@pytest.mark.parametrize(
+    "gb, cap, name, prec",
+    [
+        (15, (7, 5), "T4 16GB", "fp16"),
+        (24, (8, 9), "L4/A10 24GB", "bf16"),
+        (80, (8, 0), "A100/H100 80GB", "bf16"),
+    ],
+)
 def test_the_preset_follows_the_gpu(monkeypatch, capsys, gb, cap, name, prec):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "get_device_properties",
-                        lambda i: types.SimpleNamespace(total_memory=gb * 1024 ** 3))
+    monkeypatch.setattr(
+        torch.cuda,
+        "get_device_properties",
+        lambda i: types.SimpleNamespace(total_memory=gb * 1024**3),
+    )
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "GPU")
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d=None: cap)
     got, preset = gpu.pick_preset()
@@ -54,14 +62,19 @@ def test_the_preset_architectures_have_the_published_sizes():
         with torch.device("meta"):
             net = AutoModelForCausalLM.from_config(AutoConfig.for_model(kind, **arch))
         sizes[name] = sum(p.numel() for p in net.parameters())
-    assert sizes == {gpu.MODELS["qwen2.5-0.5b"]: 494_032_768,
-                     gpu.MODELS["smollm2-360m"]: 361_821_120}
+    assert sizes == {
+        gpu.MODELS["qwen2.5-0.5b"]: 494_032_768,
+        gpu.MODELS["smollm2-360m"]: 361_821_120,
+    }
 
 
 def test_smollm2_presets_and_the_offline_message(monkeypatch, capsys):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(torch.cuda, "get_device_properties",
-                        lambda i: types.SimpleNamespace(total_memory=24 * 1024 ** 3))
+    monkeypatch.setattr(
+        torch.cuda,
+        "get_device_properties",
+        lambda i: types.SimpleNamespace(total_memory=24 * 1024**3),
+    )
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "GPU")
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d=None: (8, 9))
     name, preset = gpu.pick_preset("smollm2-360m")

@@ -9,9 +9,16 @@ from labkit.experiments import language
 
 
 def table(mixed=(0.2, 0.05), acc=(0.5, 0.48)):
-    rows = [{"run": n, "mixed before": 0.2, "accuracy before": 0.3, "mixed after": m,
-             "accuracy after": a}
-            for n, m, a in zip(language.VARIANTS, mixed, acc)]
+    rows = [
+        {
+            "run": n,
+            "mixed before": 0.2,
+            "accuracy before": 0.3,
+            "mixed after": m,
+            "accuracy after": a,
+        }
+        for n, m, a in zip(language.VARIANTS, mixed, acc)
+    ]
     return {"table": pd.DataFrame(rows).set_index("run")}
 
 

@@ -31,15 +31,28 @@ def test_negative_advantage_low_ratio_is_silenced_by_ppo_only():
     adv = torch.tensor([-1.0, 0.0])  # the second sequence has no advantage: nobody pushes it
     g_ppo, g_cispo, clipped = op.token_grads(logp, old, adv, torch.ones(2, 2))
     c = op.count_silenced(g_ppo, g_cispo, clipped, adv, torch.ones(2, 2))
-    assert c == {"valid tokens": 4, "tokens with A != 0": 2, "ppo clipped": 1, "ppo zero grad": 3,
-                 "ppo zero grad, A != 0": 1, "ppo zero, cispo nonzero": 1,
-                 "cispo zero, ppo nonzero": 0}
+    assert c == {
+        "valid tokens": 4,
+        "tokens with A != 0": 2,
+        "ppo clipped": 1,
+        "ppo zero grad": 3,
+        "ppo zero grad, A != 0": 1,
+        "ppo zero, cispo nonzero": 1,
+        "cispo zero, ppo nonzero": 0,
+    }
 
 
 def test_stability_reads_drawdown_and_spread():
-    m = pd.DataFrame({"reward/mean": [0.2, 0.6, 0.3, 0.5, 0.7, 0.8, 0.8, 0.9],
-                      "accuracy": 0.5, "ratio/max": [1, 2, 3, 1, 1, 1, 1, 1],
-                      "ratio/min": [1, .5, .2, 1, 1, 1, 1, 1], "kl/old": 0.1, "clip/region": 0.2})
+    m = pd.DataFrame(
+        {
+            "reward/mean": [0.2, 0.6, 0.3, 0.5, 0.7, 0.8, 0.8, 0.9],
+            "accuracy": 0.5,
+            "ratio/max": [1, 2, 3, 1, 1, 1, 1, 1],
+            "ratio/min": [1, 0.5, 0.2, 1, 1, 1, 1, 1],
+            "kl/old": 0.1,
+            "clip/region": 0.2,
+        }
+    )
     s = op.stability(m, window=1)
     assert s["drawdown"] == pytest.approx(0.3)  # 0.6 -> 0.3
     assert s["reward (last 1/4)"] == pytest.approx(0.85)
@@ -68,5 +81,7 @@ def test_stress_directions_on_a_fixed_seed():
     assert t.loc[gspo, "ratio/max"] < t.loc[grpo, "ratio/max"]  # GSPO: a tighter ratio spread
     assert t.loc[cispo, "kl/old"] > t.loc[grpo, "kl/old"]  # CISPO: no trust region, drifts further
     assert t.loc[cispo, "reward (last 1/4)"] < t.loc[grpo, "reward (last 1/4)"]  # and loses reward
-    assert "CISPO more stable than GRPO (smaller drawdown, final reward no lower): NOT" in \
-        op.verdict(res)
+    assert (
+        "CISPO more stable than GRPO (smaller drawdown, final reward no lower): NOT"
+        in op.verdict(res)
+    )

@@ -46,11 +46,12 @@ def test_maj_at_1_and_2_equal_pass_at_1():
 
 
 def fake(pass_b, pass_a, maj_b, maj_a, ks=(1, 16)):
-    rows = [{"k": k, "pass@k": p, "maj@k": m, "model": name}
-            for name, ps, ms in [("before", pass_b, maj_b), ("after", pass_a, maj_a)]
-            for k, p, m in zip(ks, ps, ms)]
-    cov = {"prompts": 10, "solved before": 9, "solved after": 9, "only before": 0,
-           "only after": 0}
+    rows = [
+        {"k": k, "pass@k": p, "maj@k": m, "model": name}
+        for name, ps, ms in [("before", pass_b, maj_b), ("after", pass_a, maj_a)]
+        for k, p, m in zip(ks, ps, ms)
+    ]
+    cov = {"prompts": 10, "solved before": 9, "solved after": 9, "only before": 0, "only after": 0}
     return {"curves": pd.DataFrame(rows), "coverage": cov, "config": {"n": 16}}
 
 
@@ -60,8 +61,9 @@ def test_verdict_reads_the_lifts():
     assert "REPRODUCED" in passk.verdict(sharp).splitlines()[-1]
     wide = fake([0.4, 0.6], [0.5, 0.9], [0.4, 0.5], [0.5, 0.6])
     assert "NOT REPRODUCED" in passk.verdict(wide)
-    assert "base model's pass@16 is higher" in passk.verdict(fake([.4, .9], [.8, .85], [.4, .5],
-                                                                  [.8, .9]))
+    assert "base model's pass@16 is higher" in passk.verdict(
+        fake([0.4, 0.9], [0.8, 0.85], [0.4, 0.5], [0.8, 0.9])
+    )
 
 
 @pytest.mark.slow

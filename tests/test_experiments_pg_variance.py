@@ -26,7 +26,12 @@ def test_gram_stats_against_direct_computation():
     assert st["loo_cos"] == pytest.approx(float(torch.stack(loo).mean()))
     # hand values: g = (1, 0), (0, 1): each coordinate has variance 1/2, E<g_j, g_k> = 0
     assert pv.gram_stats(torch.eye(2)) | {"rms_cos": 0} == {
-        "tr_cov": 1.0, "sq_mean": 0.0, "rel_var": float("inf"), "rms_cos": 0, "loo_cos": 0.0}
+        "tr_cov": 1.0,
+        "sq_mean": 0.0,
+        "rel_var": float("inf"),
+        "rms_cos": 0,
+        "loo_cos": 0.0,
+    }
 
 
 def test_variance_table_reads_scale_and_direction():
@@ -54,24 +59,53 @@ def test_rloo_is_dr_grpo_times_g_over_g_minus_1_and_blind_to_a_shift():
 
 def fake_results(rel, acc):
     keys = list(pv.ESTIMATORS)
-    var = pd.DataFrame({"key": keys, "estimator": [pv.ESTIMATORS[k][0] for k in keys],
-                        "rel_var": rel, "rel_var se": [0.01] * 6, "cos(E g, E g_rloo)": [1.0] * 6,
-                        "setting": "cold start", "reward_mean": 0.4})
-    train = pd.DataFrame({"key": keys, "estimator": var["estimator"], "heldout acc": acc,
-                          "value-head params": [0] * 5 + [129], "state MiB": [16.0] * 6,
-                          "steps to reward 0.8": [100.0] * 6})
-    return {"variance": var, "training": train, "config": {"policy params": 1000, "steps": 5,
-            "seed": 0}, "score_norms": {"cold start": {"b_star": 0.1, "mean_reward": 0.4}}}
+    var = pd.DataFrame(
+        {
+            "key": keys,
+            "estimator": [pv.ESTIMATORS[k][0] for k in keys],
+            "rel_var": rel,
+            "rel_var se": [0.01] * 6,
+            "cos(E g, E g_rloo)": [1.0] * 6,
+            "setting": "cold start",
+            "reward_mean": 0.4,
+        }
+    )
+    train = pd.DataFrame(
+        {
+            "key": keys,
+            "estimator": var["estimator"],
+            "heldout acc": acc,
+            "value-head params": [0] * 5 + [129],
+            "state MiB": [16.0] * 6,
+            "steps to reward 0.8": [100.0] * 6,
+        }
+    )
+    return {
+        "variance": var,
+        "training": train,
+        "config": {"policy params": 1000, "steps": 5, "seed": 0},
+        "score_norms": {"cold start": {"b_star": 0.1, "mean_reward": 0.4}},
+    }
 
 
 def test_orderings_read_the_numbers():
-    textbook = pv.orderings(fake_results([3, 2, 1, 1, 1, 2], [.5, .6, .7, .7, .7, .7]))
-    assert textbook["reproduced"].iloc[:4].tolist() == ["yes", "yes, clearly", "yes, clearly",
-                                                         "yes, clearly"]
+    textbook = pv.orderings(fake_results([3, 2, 1, 1, 1, 2], [0.5, 0.6, 0.7, 0.7, 0.7, 0.7]))
+    assert textbook["reproduced"].iloc[:4].tolist() == [
+        "yes",
+        "yes, clearly",
+        "yes, clearly",
+        "yes, clearly",
+    ]
     assert textbook["reproduced"].iloc[4:7].tolist() == ["yes", "no, a tie", "yes, a tie"]
-    toy = fake_results([1, 2, 3, 3, 3, 2], [.7, .7, .69, .69, .69, .75])
+    toy = fake_results([1, 2, 3, 3, 3, 2], [0.7, 0.7, 0.69, 0.69, 0.69, 0.75])
     assert pv.orderings(toy)["reproduced"].iloc[1:7].tolist() == [
-        "no, clearly", "no, clearly", "no, clearly", "no, a tie", "no", "no"]
+        "no, clearly",
+        "no, clearly",
+        "no, clearly",
+        "no, a tie",
+        "no",
+        "no",
+    ]
     assert "b* = E[r |s|^2] / E[|s|^2] = 0.10" in pv.verdict(toy)
 
 

@@ -12,8 +12,7 @@ from labkit.experiments import ppo_seed
 
 def test_kl_clamp_min_floors_the_per_token_kl_of_the_reward():
     # alpaca_farm: kl = clamp(logp - ref_logp, min=0); r_t = -beta kl_t, + r(x, y) at the end
-    tr = PPOTrainer(prompts_per_step=4, num_generations=2, max_steps=3, beta=0.5,
-                    kl_clamp_min=0.0)
+    tr = PPOTrainer(prompts_per_step=4, num_generations=2, max_steps=3, beta=0.5, kl_clamp_min=0.0)
     tr.step()  # move the policy away from pi_ref
     r = tr.prepare(tr.collect())
     k1 = kl_k1(r.old_logp, r.ref_logp) * r.loss_mask  # [B, T]
@@ -44,11 +43,24 @@ def test_ppo_loss_is_policy_plus_value_minus_c_h_entropy():
 
 
 def test_verdict_reads_the_table():
-    cols = ["entropy last", "entropy sd", "kl penalty", "kl/k3 last", "vf/explained_var all",
-            "vf/clipfrac all"]
-    t = pd.DataFrame([[0.2, 0.01, 0.010, 0.30, 0.5, 0.1], [0.3, 0.01, 0.010, 0.30, 0.5, 0.1],
-                      [0.2, 0.01, 0.020, 0.20, 0.5, 0.1], [0.2, 0.01, 0.010, 0.30, 0.6, 0.0]],
-                     columns=cols, index=list(ppo_seed.ARMS))
+    cols = [
+        "entropy last",
+        "entropy sd",
+        "kl penalty",
+        "kl/k3 last",
+        "vf/explained_var all",
+        "vf/clipfrac all",
+    ]
+    t = pd.DataFrame(
+        [
+            [0.2, 0.01, 0.010, 0.30, 0.5, 0.1],
+            [0.3, 0.01, 0.010, 0.30, 0.5, 0.1],
+            [0.2, 0.01, 0.020, 0.20, 0.5, 0.1],
+            [0.2, 0.01, 0.010, 0.30, 0.6, 0.0],
+        ],
+        columns=cols,
+        index=list(ppo_seed.ARMS),
+    )
     lines = ppo_seed.verdict({"table": t}).splitlines()
     assert len(lines) == 4 and all(x.startswith("REPRODUCED") for x in lines)
     t.loc["KL clamped at 0 (alpaca_farm)", "kl/k3 last"] = 0.4
@@ -68,8 +80,11 @@ def test_entropy_bonus_and_clamp_on_a_fixed_seed():
     # both times) is asserted; the clamp's mechanism is tested on one rollout above.
     torch.set_num_threads(1)
     rows = {}
-    for label, kw in {"base": {}, "bonus": {"entropy_coef": 0.05},
-                      "clamp": {"kl_clamp_min": 0.0}}.items():
+    for label, kw in {
+        "base": {},
+        "bonus": {"entropy_coef": 0.05},
+        "clamp": {"kl_clamp_min": 0.0},
+    }.items():
         t = PPOTrainer("tiny", seed=0, track_kl=True, max_steps=20, **kw)
         rows[label] = ppo_seed.ppo_row(t, t.train(progress=False), 50, 0)
     b, bonus, clamp = rows["base"], rows["bonus"], rows["clamp"]

@@ -18,9 +18,15 @@ def test_student_is_smaller_and_runs():
 
 
 def test_verdict_reads_the_table():
-    idx = ["1 cold start (SFT)", "2 reasoning RL", "3-4 rejection sampling + SFT",
-           "5 second RL", "student: base (direct answers)", "student: distilled (SFT)",
-           "student: RL"]
+    idx = [
+        "1 cold start (SFT)",
+        "2 reasoning RL",
+        "3-4 rejection sampling + SFT",
+        "5 second RL",
+        "student: base (direct answers)",
+        "student: distilled (SFT)",
+        "student: RL",
+    ]
     t = pd.DataFrame({"held-out accuracy": [0.30, 0.40, 0.42, 0.43, 0.1, 0.3, 0.1]}, index=idx)
     v = r1.verdict({"table": t, "config": {"heldout": 400}}).splitlines()
     assert v[0].startswith("REPRODUCED: 2 reasoning RL beats 1 cold start")
@@ -34,8 +40,12 @@ def test_fast_pipeline_runs_every_stage(runs):
     torch.set_num_threads(1)
     res = r1.run(fast=True, seed=0)
     t, rs = res["table"], res["rejection"]
-    assert list(t.index)[:4] == ["1 cold start (SFT)", "2 reasoning RL",
-                                 "3-4 rejection sampling + SFT", "5 second RL"]
+    assert list(t.index)[:4] == [
+        "1 cold start (SFT)",
+        "2 reasoning RL",
+        "3-4 rejection sampling + SFT",
+        "5 second RL",
+    ]
     # measured (seed 0, fast budget, 64 held-out prompts at T=1): think rate 0.406 (cold)
     # -> 0.703 (RL, 3 steps) -> 0.984 (SFT on 94 kept traces) -> 0.969 (RL again)
     assert t.loc["2 reasoning RL", "think rate"] > t.loc["1 cold start (SFT)", "think rate"]

@@ -23,8 +23,15 @@ def test_metrics_per_completion():
 
 
 def test_weight_zero_metrics_do_not_change_the_reward(runs):
-    trainer, _ = r1_zero.train("unit", "tiny", ["answer_match", "think_format"], [1.0, 0.5], 1,
-                               max_completion_length=8, prompts_per_step=2)
+    trainer, _ = r1_zero.train(
+        "unit",
+        "tiny",
+        ["answer_match", "think_format"],
+        [1.0, 0.5],
+        1,
+        max_completion_length=8,
+        prompts_per_step=2,
+    )
     m = trainer.log.metrics.iloc[0]
     s = trainer.log.samples
     want = s["rewards/answer_match"] + 0.5 * s["rewards/think_format"]
@@ -33,11 +40,22 @@ def test_weight_zero_metrics_do_not_change_the_reward(runs):
 
 
 def table(acc=(0.2, 0.4), think=(0.5, 0.9), length=(30.0, 45.0)):
-    row = {"accuracy before": acc[0], "accuracy after": acc[1], "think before": think[0],
-           "think after": think[1], "length before": length[0], "length after": length[1]}
+    row = {
+        "accuracy before": acc[0],
+        "accuracy after": acc[1],
+        "think before": think[0],
+        "think after": think[1],
+        "length before": length[0],
+        "length after": length[1],
+    }
     flat = {**row, "think after": 0.0, "think before": 0.0}
-    return pd.DataFrame([{"run": "think + format", **row}, {"run": "think, acc only", **row},
-                         {"run": "direct + format", **flat}]).set_index("run")
+    return pd.DataFrame(
+        [
+            {"run": "think + format", **row},
+            {"run": "think, acc only", **row},
+            {"run": "direct + format", **flat},
+        ]
+    ).set_index("run")
 
 
 def test_verdict_reads_the_numbers():
@@ -50,8 +68,9 @@ def test_verdict_reads_the_numbers():
 def test_rl_from_the_thinking_cold_start_thinks_more_and_longer(runs):
     torch.set_num_threads(1)
     before = r1_zero.heldout(*lk.load_policy("tiny-think"), n=100)
-    trainer, _ = r1_zero.train("think + format", "tiny-think", ["answer_match", "think_format"],
-                               [1.0, r1_zero.W_FORMAT], 8)
+    trainer, _ = r1_zero.train(
+        "think + format", "tiny-think", ["answer_match", "think_format"], [1.0, r1_zero.W_FORMAT], 8
+    )
     after = r1_zero.heldout(trainer.model, trainer.tokenizer, n=100)
     # measured (seed 0, 8 steps, 100 held-out prompts, T=1): think rate 0.49 -> 0.92, length
     # 42.0 -> 60.1 chars; accuracy 0.49 -> 0.40 (down this early, so not asserted up; see lab 90)

@@ -18,8 +18,10 @@ def test_online_rft_is_grpo_with_a_equal_r_and_one_update():
 
 
 def test_verdict_reads_the_table():
-    t = pd.DataFrame({"held-out accuracy": [0.30, 0.40, 0.42, 0.55]},
-                     index=["cold start", "Offline RFT", "Online RFT", "GRPO"])
+    t = pd.DataFrame(
+        {"held-out accuracy": [0.30, 0.40, 0.42, 0.55]},
+        index=["cold start", "Offline RFT", "Online RFT", "GRPO"],
+    )
     v = rft.verdict({"table": t, "config": {"heldout": 400}}).splitlines()
     assert v[0].startswith("REPRODUCED: offline RFT beats the cold start")
     assert v[1].startswith("NOT REPRODUCED: online RFT beats offline RFT")  # +0.02

@@ -27,23 +27,29 @@ def test_best_of_n_against_hand_counts():
 
 def test_next_step_cuts_after_one_step():
     assert search._next_step("", RIGHT, "3+5+8=") == ("<think>3+5=8", False)
-    assert search._next_step("<think>3+5=8", RIGHT[12:], "3+5+8=") == (
-        "<think>3+5=8 8+8=16", False)
+    assert search._next_step("<think>3+5=8", RIGHT[12:], "3+5+8=") == ("<think>3+5=8 8+8=16", False)
     assert search._next_step("<think>3+5=8 8+8=16", RIGHT[19:], "3+5+8=") == (RIGHT, True)
-    assert search._next_step("", "<answer>16</answer>", "3+5+8=") == ("<answer>16</answer>",
-                                                                       True)
+    assert search._next_step("", "<answer>16</answer>", "3+5+8=") == ("<answer>16</answer>", True)
     # a continuation cut before its thought closes: the step before the cut, not the stub
     assert search._next_step("<think>3+5=8", " 8+8=16 16+2=1", "3+5+8+2=") == (
-        "<think>3+5=8 8+8=16", False)
+        "<think>3+5=8 8+8=16",
+        False,
+    )
     assert search.answer_of(RIGHT) == 16 and search.answer_of("16") == -1
 
 
 def fake(one, prm, orm, vote, oracle):
-    rows = [{"method": m, "N": N, "accuracy": a}
-            for m, accs in [("pass@N (oracle)", (one, oracle)), ("majority vote", (one, vote)),
-                            ("best-of-N, ORM", (one, orm)), ("best-of-N, PRM min", (one, prm)),
-                            ("best-of-N, PRM prod", (one, prm))]
-            for N, a in zip((1, 8), accs)]
+    rows = [
+        {"method": m, "N": N, "accuracy": a}
+        for m, accs in [
+            ("pass@N (oracle)", (one, oracle)),
+            ("majority vote", (one, vote)),
+            ("best-of-N, ORM", (one, orm)),
+            ("best-of-N, PRM min", (one, prm)),
+            ("best-of-N, PRM prod", (one, prm)),
+        ]
+        for N, a in zip((1, 8), accs)
+    ]
     return {"curves": pd.DataFrame(rows), "beam": [], "config": {"expand": 4}}
 
 

@@ -11,14 +11,22 @@ torch.set_num_threads(1)
 
 def fake(acc, calls, turns):
     """A result dict with calculator accuracy / call rate per level and guess turns."""
+
     def calc(a, c):
-        return {"accuracy": a, "call_rate": sum(c) / 3,
-                **{f"acc/{lv}": a for lv in tools.LEVELS},
-                **{f"calls/{lv}": x for lv, x in zip(tools.LEVELS, c)}}
+        return {
+            "accuracy": a,
+            "call_rate": sum(c) / 3,
+            **{f"acc/{lv}": a for lv in tools.LEVELS},
+            **{f"calls/{lv}": x for lv, x in zip(tools.LEVELS, c)},
+        }
+
     def guess(t):
         return {"accuracy": 0.9, "call_rate": 1.0, "turns": t, "reward": 0.5}
-    return {"calculator": {"before": calc(acc[0], calls[0]), "after": calc(acc[1], calls[1])},
-            "guess": {"before": guess(turns[0]), "after": guess(turns[1])}}
+
+    return {
+        "calculator": {"before": calc(acc[0], calls[0]), "after": calc(acc[1], calls[1])},
+        "guess": {"before": guess(turns[0]), "after": guess(turns[1])},
+    }
 
 
 def test_verdict_reads_each_direction():

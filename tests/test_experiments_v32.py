@@ -22,11 +22,13 @@ def test_mask_against_a_hand_computation():
     new = torch.log(torch.tensor([[0.1, 0.4, float("nan")], [0.4, 1.0, 1.0]]))
     mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
     assert math.log(5) / 2 == pytest.approx(0.8047, abs=1e-4)
-    for adv, delta, want in [([-1.0, -1.0], 0.5, [0, 1]),  # only seq 0 drifted past 0.5
-                             ([-1.0, -1.0], 0.2, [0, 0]),  # both past 0.2
-                             ([1.0, -1.0], 0.2, [1, 0]),  # a positive advantage is never masked
-                             ([-1.0, -1.0], 0.9, [1, 1]),  # nobody past 0.9
-                             ([0.0, -1.0], 0.0, [1, 0])]:  # A = 0 is not negative
+    for adv, delta, want in [
+        ([-1.0, -1.0], 0.5, [0, 1]),  # only seq 0 drifted past 0.5
+        ([-1.0, -1.0], 0.2, [0, 0]),  # both past 0.2
+        ([1.0, -1.0], 0.2, [1, 0]),  # a positive advantage is never masked
+        ([-1.0, -1.0], 0.9, [1, 1]),  # nobody past 0.9
+        ([0.0, -1.0], 0.0, [1, 0]),
+    ]:  # A = 0 is not negative
         M = off_policy_sequence_mask(new, old, torch.tensor(adv), mask, delta)
         assert M.shape == (2, 1) and M.squeeze(-1).tolist() == want
 
@@ -49,8 +51,17 @@ def test_config_field_is_validated():
 
 def _prepared(tiny, **kw):
     model, tok = tiny
-    tr = lk.GRPOTrainer(model, tokenizer=tok, seed=0, max_steps=1, num_iterations=2,
-                        prompts_per_step=8, num_generations=4, loss_type="grpo", **kw)
+    tr = lk.GRPOTrainer(
+        model,
+        tokenizer=tok,
+        seed=0,
+        max_steps=1,
+        num_iterations=2,
+        prompts_per_step=8,
+        num_generations=4,
+        loss_type="grpo",
+        **kw,
+    )
     return tr, tr.prepare(tr.collect())
 
 
@@ -87,8 +98,9 @@ def test_keep_sampling_mask_trains_on_the_sampling_distribution(tiny):
     m = r.completion_mask.bool()  # [B, T]
     assert r.sampling_mask.gather(-1, r.completion_ids[..., None])[m].all()  # sampled: kept
     with torch.no_grad():
-        logits = completion_logits(tr.model, r.prompt_ids, r.prompt_mask, r.completion_ids,
-                                   r.completion_mask)  # [B, T, V]
+        logits = completion_logits(
+            tr.model, r.prompt_ids, r.prompt_mask, r.completion_ids, r.completion_mask
+        )  # [B, T, V]
         mu = _filter_logits(logits, 0, 0.9).log_softmax(-1)  # [B, T, V] the sampler's
         want = mu.gather(-1, r.completion_ids[..., None]).squeeze(-1)  # [B, T]
         assert torch.allclose(r.old_logp[m], want[m], atol=1e-5)
@@ -100,10 +112,25 @@ def test_keep_sampling_mask_trains_on_the_sampling_distribution(tiny):
 
 def test_verdict_reads_the_table():
     import pandas as pd
-    rows = [{"arm": a, "seed": 0, "reward (first 5)": 0.5, "reward (last 1/4)": rew, "accuracy (last 1/4)": 0.5,
-             "drawdown": dd, "reward step std": 0.1, "ratio/max": 2.0, "ratio/min": 0.5,
-             "kl/old": 0.1, "clip/region": 0.1, "masked frac": 0.0, "entropy (last 1/4)": 1.0}
-            for a, rew, dd in [("a", 0.5, 0.2), ("b", 0.6, 0.1), ("c", 0.5, 0.1), ("d", 0.4, 0.05)]]
+
+    rows = [
+        {
+            "arm": a,
+            "seed": 0,
+            "reward (first 5)": 0.5,
+            "reward (last 1/4)": rew,
+            "accuracy (last 1/4)": 0.5,
+            "drawdown": dd,
+            "reward step std": 0.1,
+            "ratio/max": 2.0,
+            "ratio/min": 0.5,
+            "kl/old": 0.1,
+            "clip/region": 0.1,
+            "masked frac": 0.0,
+            "entropy (last 1/4)": 1.0,
+        }
+        for a, rew, dd in [("a", 0.5, 0.2), ("b", 0.6, 0.1), ("c", 0.5, 0.1), ("d", 0.4, 0.05)]
+    ]
     mm = {"truncated steps frac": 1.0, "log mu - log pi mean": 0.02, "log mu - log pi max": 0.1}
     v = v32_tricks.verdict({"table": pd.DataFrame(rows), "mismatch": mm, "config": {"top_p": 0.9}})
     assert "masking more stable (smaller drawdown, final reward no lower): REPRODUCED" in v

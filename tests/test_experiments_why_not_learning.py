@@ -25,5 +25,11 @@ def test_faults_have_no_signal_and_are_named_the_healthy_run_is_not(runs):
 @pytest.mark.slow
 def test_the_sandbox_report_contains_every_case():
     t = wnl.sandbox_report().set_index("case")["status"].to_dict()
-    assert t == {"correct code": "passed", "infinite loop": "timeout", "fork bomb": "failed",
-                 "huge allocation": "memory", "write outside": "failed", "network": "failed"}
+    assert t == {
+        "correct code": "passed",
+        "infinite loop": "timeout",
+        "fork bomb": "failed",
+        "huge allocation": "memory",
+        "write outside": "failed",
+        "network": "failed",
+    }

@@ -70,6 +70,9 @@ def test_peak_memory_is_lower_on_a_longer_sequence():
         m = copy.deepcopy(model).train()
         if on:
             enable_gradient_checkpointing(m)
-        peaks.append(peak_cpu_memory(
-            lambda m=m: m(input_ids=ids).logits.float().logsumexp(-1).mean().backward()))
+        peaks.append(
+            peak_cpu_memory(
+                lambda m=m: m(input_ids=ids).logits.float().logsumexp(-1).mean().backward()
+            )
+        )
     assert peaks[1] < 0.85 * peaks[0]

@@ -33,6 +33,7 @@ def count_syncs(trainer) -> int:
         def method(self, *args, **kwargs):
             calls[name] += 1
             return original[name](self, *args, **kwargs)
+
         return method
 
     for n in NAMES:
@@ -49,14 +50,25 @@ def count_syncs(trainer) -> int:
 def test_syncs_per_step_do_not_grow_with_batch_or_length(algo, monkeypatch):
     torch.set_num_threads(1)
     gpu_rule = rollout_module.stop_check
-    monkeypatch.setattr(rollout_module, "stop_check",
-                        lambda dev, t: gpu_rule(torch.device("cuda"), t))
+    monkeypatch.setattr(
+        rollout_module, "stop_check", lambda dev, t: gpu_rule(torch.device("cuda"), t)
+    )
     cls = {"grpo": lk.GRPOTrainer, "ppo": lk.PPOTrainer}[algo]
 
     def syncs(prompts, T):
-        return count_syncs(cls("tiny", prompts_per_step=prompts, num_generations=4,
-                               max_completion_length=T, num_iterations=2, max_steps=4,
-                               save_steps=0, diagnostics=4, seed=0))
+        return count_syncs(
+            cls(
+                "tiny",
+                prompts_per_step=prompts,
+                num_generations=4,
+                max_completion_length=T,
+                num_iterations=2,
+                max_steps=4,
+                save_steps=0,
+                diagnostics=4,
+                seed=0,
+            )
+        )
 
     small, wide, long = syncs(2, 4), syncs(16, 4), syncs(2, 32)
     assert wide == small, (small, wide)
@@ -67,6 +79,7 @@ def test_syncs_per_step_do_not_grow_with_batch_or_length(algo, monkeypatch):
 def test_the_count_catches_a_per_sequence_sync(monkeypatch):
     """Mutation check: a per-sample ``.item()`` in the step makes the count grow with B."""
     from labkit.algos import grpo
+
     score = grpo.GRPOTrainer.score
 
     def per_sample(self, r):
@@ -76,5 +89,6 @@ def test_the_count_catches_a_per_sequence_sync(monkeypatch):
 
     monkeypatch.setattr(grpo.GRPOTrainer, "score", per_sample)
     kw = {"num_generations": 4, "max_completion_length": 4, "max_steps": 4, "save_steps": 0}
-    assert (count_syncs(lk.GRPOTrainer("tiny", prompts_per_step=8, **kw))
-            > count_syncs(lk.GRPOTrainer("tiny", prompts_per_step=2, **kw)))
+    assert count_syncs(lk.GRPOTrainer("tiny", prompts_per_step=8, **kw)) > count_syncs(
+        lk.GRPOTrainer("tiny", prompts_per_step=2, **kw)
+    )

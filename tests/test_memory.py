@@ -33,8 +33,8 @@ def test_chunked_logsoftmax_equals_plain_and_trl(monkeypatch, tau, dtype):
     trl = selective_log_softmax(logits, ids, tau)
     tol = 1e-6 if dtype == torch.float64 else 1e-6 * ref.detach().abs()
     assert ((ours - ref).abs() <= tol).all() and ((ours - trl).abs() <= tol).all()
-    g_ours, = torch.autograd.grad((ours * w).sum(), logits)
-    g_ref, = torch.autograd.grad((ref * w).sum(), logits)
+    (g_ours,) = torch.autograd.grad((ours * w).sum(), logits)
+    (g_ref,) = torch.autograd.grad((ref * w).sum(), logits)
     assert torch.allclose(g_ours, g_ref, rtol=1e-6, atol=1e-6)
     if dtype == torch.float32:  # bf16 logits: fp32 log-probs, bf16 gradient
         lo = logits.detach().bfloat16().requires_grad_(True)
@@ -57,8 +57,14 @@ def test_estimate_grows_with_the_batch_and_names_the_fix():
     assert estimate_memory(tr.model, 64, 32)["total"] > small > 0
     msg = memory_report(tr)
     assert "this config needs ~" in msg and "GB free" in msg
-    huge = lk.GRPOTrainer("tiny", max_steps=1, save_steps=0, prompts_per_step=4096,
-                          num_generations=64, max_completion_length=4096)
+    huge = lk.GRPOTrainer(
+        "tiny",
+        max_steps=1,
+        save_steps=0,
+        prompts_per_step=4096,
+        num_generations=64,
+        max_completion_length=4096,
+    )
     assert "try:" in memory_report(huge) and estimate_memory(huge.model, 1, 1)["total"] < GB
 
 

@@ -16,7 +16,10 @@ def test_lab_runs_in_fast_mode(path, tmp_path, monkeypatch):
     monkeypatch.setenv("LABKIT_RUNS", str(tmp_path / "runs"))
     nb = nbformat.read(path, as_version=4)
     NotebookClient(
-        nb, timeout=600, kernel_name="python3", store_widget_state=False,
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        store_widget_state=False,
         resources={"metadata": {"path": str(path.parent)}},
     ).execute()
 

@@ -20,8 +20,10 @@ G = 4
 
 def _strict(fig) -> dict:
     """The figure's JSON, refusing NaN/Infinity (a FigureWidget message must be strict JSON)."""
+
     def bad(c):
         raise ValueError(f"non-strict JSON constant {c}")
+
     return json.loads(fig.to_json(), parse_constant=bad)
 
 
@@ -32,19 +34,56 @@ def make_run(steps=3, swap_at=None) -> RunLog:
         fn = "new_fn" if swap_at is not None and s > swap_at else "digit_partial"
         rewards = [1.0, 0.0, 0.0, 1.0] + [0.5] * G  # group 1 has zero spread
         adv = group_advantages(torch.tensor(rewards), G).tolist()
-        samples = [{"step": s, "group": i // G, "prompt": f"{i}+1=", "completion": str(i + s),
-                    "answer": str(i + 1), "reward": r, "advantage": a, "length": 2 + i % 3,
-                    "truncated": i == 7, "correct": r == 1.0, f"rewards/{fn}": r}
-                   for i, (r, a) in enumerate(zip(rewards, adv))]
-        m = {"step": s, "reward/mean": 0.1 * s, "accuracy": 0.05 * s, f"rewards/{fn}/mean": 0.1 * s,
-             "kl/k1": 0.01 * s, "kl/k2": 0.02 * s, "kl/k3": 0.03 * s, "len/mean": 3.0,
-             "len/correct": 2.5, "len/incorrect": math.nan if s == 2 else 3.5,
-             "len/truncated_frac": 0.125, "loss": 0.0, "grad_norm": 0.3,
-             "adv/frac_zero_std": 0.5, "clip/ratio_low": 0.0, "clip/ratio_high": 0.1,
-             "clip/region": 0.1, "entropy": 1.0 / s}
-        tokens = [{"step": s, "sample": 0, "prompt": "0+1=", "tokens": ["1", "<eos>"],
-                   "advantage": adv[0], "ratio": [1.0, 1.3], "clipped": [0.0, 1.0],
-                   "k1": [0.1, -0.2], "k2": [0.005, 0.02], "k3": [0.005, 0.019]}]
+        samples = [
+            {
+                "step": s,
+                "group": i // G,
+                "prompt": f"{i}+1=",
+                "completion": str(i + s),
+                "answer": str(i + 1),
+                "reward": r,
+                "advantage": a,
+                "length": 2 + i % 3,
+                "truncated": i == 7,
+                "correct": r == 1.0,
+                f"rewards/{fn}": r,
+            }
+            for i, (r, a) in enumerate(zip(rewards, adv))
+        ]
+        m = {
+            "step": s,
+            "reward/mean": 0.1 * s,
+            "accuracy": 0.05 * s,
+            f"rewards/{fn}/mean": 0.1 * s,
+            "kl/k1": 0.01 * s,
+            "kl/k2": 0.02 * s,
+            "kl/k3": 0.03 * s,
+            "len/mean": 3.0,
+            "len/correct": 2.5,
+            "len/incorrect": math.nan if s == 2 else 3.5,
+            "len/truncated_frac": 0.125,
+            "loss": 0.0,
+            "grad_norm": 0.3,
+            "adv/frac_zero_std": 0.5,
+            "clip/ratio_low": 0.0,
+            "clip/ratio_high": 0.1,
+            "clip/region": 0.1,
+            "entropy": 1.0 / s,
+        }
+        tokens = [
+            {
+                "step": s,
+                "sample": 0,
+                "prompt": "0+1=",
+                "tokens": ["1", "<eos>"],
+                "advantage": adv[0],
+                "ratio": [1.0, 1.3],
+                "clipped": [0.0, 1.0],
+                "k1": [0.1, -0.2],
+                "k2": [0.005, 0.02],
+                "k3": [0.005, 0.019],
+            }
+        ]
         log.log_step(m, samples, tokens)
         if swap_at == s:
             log.log("events", [{"step": s, "kind": "update", "reward_funcs": ["new_fn"]}])
@@ -67,9 +106,11 @@ def test_reward_curve_plots_the_log_and_marks_events():
 
 def test_every_curve_is_strict_json_and_reads_the_right_key():
     run = make_run(3)
-    expected = {training.kl_curve: ("k3", [0.03, 0.06, 0.09]),
-                training.clip_curve: ("clipped high", [0.1, 0.1, 0.1]),
-                training.entropy_curve: ("entropy", [1.0, 0.5, 1 / 3])}
+    expected = {
+        training.kl_curve: ("k3", [0.03, 0.06, 0.09]),
+        training.clip_curve: ("clipped high", [0.1, 0.1, 0.1]),
+        training.entropy_curve: ("entropy", [1.0, 0.5, 1 / 3]),
+    }
     for fn, (name, y) in expected.items():
         fig = fn(run)
         trace = next(t for t in fig.data if t.name == name)
@@ -133,8 +174,11 @@ def test_step_token_weights_are_cores_weights_for_the_real_lengths():
     fig = run_step.step_token_weights(run, n=4, loss_types=("grpo", "dr_grpo"))
     lengths = run.samples["length"].tolist()[:4]
     mask = lengths_to_mask(lengths)
-    np.testing.assert_allclose(np.nan_to_num(np.array(fig.data[0].z, dtype=float)),
-                               token_weights(mask, "grpo").numpy(), atol=1e-7)
+    np.testing.assert_allclose(
+        np.nan_to_num(np.array(fig.data[0].z, dtype=float)),
+        token_weights(mask, "grpo").numpy(),
+        atol=1e-7,
+    )
 
 
 def test_live_figure_adds_a_trace_for_a_swapped_in_reward_and_lines_for_events():
@@ -152,9 +196,17 @@ def test_report_has_every_figure_and_the_event_list(tmp_path):
     run = make_run(3, swap_at=1)
     path = report(run, tmp_path / "r.html", {"held-out accuracy": "0.3 -> 0.5"})
     page = path.read_text()
-    for title in ["Reward over steps", "Why is my loss zero?", "Length distribution",
-                  "Clip fractions", "Policy entropy", "Advantage distribution of one step",
-                  "five advantage schemes", "Weight of each token", "Per-token KL"]:
+    for title in [
+        "Reward over steps",
+        "Why is my loss zero?",
+        "Length distribution",
+        "Clip fractions",
+        "Policy entropy",
+        "Advantage distribution of one step",
+        "five advantage schemes",
+        "Weight of each token",
+        "Per-token KL",
+    ]:
         assert title in page, title
     assert "after step 1: reward_funcs=[&#x27;new_fn&#x27;]" in page
     assert "0.3 -&gt; 0.5" in page

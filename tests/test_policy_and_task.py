@@ -53,9 +53,15 @@ def test_left_padding_does_not_change_log_probs():
     model.eval()
     g = torch.Generator().manual_seed(0)
     both = rollout(model, tok, ["1+2=", "10+20="], 5, temperature=1.0, generator=g)
-    alone = Rollout(both.prompt_ids[:1, 2:], both.prompt_mask[:1, 2:], both.completion_ids[:1],
-                  both.completion_mask[:1], both.truncated[:1], both.prompts[:1],
-                  both.completions[:1])
+    alone = Rollout(
+        both.prompt_ids[:1, 2:],
+        both.prompt_mask[:1, 2:],
+        both.completion_ids[:1],
+        both.completion_mask[:1],
+        both.truncated[:1],
+        both.prompts[:1],
+        both.completions[:1],
+    )
     with torch.no_grad():
         lp_both, lp_alone = completion_logprobs(model, both), completion_logprobs(model, alone)
     m = both.completion_mask[0].bool()
@@ -80,6 +86,7 @@ def test_top_k_1_is_greedy(tiny):
     model, tok = tiny
     prompts = [e.prompt for e in get_task("addition").heldout[:32]]
     greedy = rollout(model, tok, prompts, 4, temperature=0)
-    topk1 = rollout(model, tok, prompts, 4, temperature=1.0, top_k=1,
-                    generator=torch.Generator().manual_seed(3))
+    topk1 = rollout(
+        model, tok, prompts, 4, temperature=1.0, top_k=1, generator=torch.Generator().manual_seed(3)
+    )
     assert greedy.completions == topk1.completions

@@ -16,12 +16,15 @@ PREFS = [{"prompt": "12+30=", "chosen": "42", "rejected": "43"}] * 2
 PAIRS = [("12+30=", "42"), ("21+4=", "25")]
 SMALL = {"max_steps": 6, "save_steps": 0}  # fp16: the scaler skips overflowing steps at first
 GROUP = {"prompts_per_step": 2, "num_generations": 4, "max_steps": 3, "save_steps": 0}
-MAKE = {"grpo": lambda p: lk.GRPOTrainer("tiny", num_iterations=2, precision=p, **GROUP),
-        "ppo": lambda p: lk.PPOTrainer("tiny", precision=p, **GROUP),
-        "dpo": lambda p: lk.DPOTrainer("tiny", pairs=PREFS, batch_size=2, precision=p, **SMALL),
-        "reward_model": lambda p: lk.RewardModelTrainer("tiny", pairs=PREFS, batch_size=2,
-                                                       precision=p, **SMALL),
-        "sft": lambda p: lk.SFTTrainer("tiny", pairs=PAIRS, batch_size=2, precision=p, **SMALL)}
+MAKE = {
+    "grpo": lambda p: lk.GRPOTrainer("tiny", num_iterations=2, precision=p, **GROUP),
+    "ppo": lambda p: lk.PPOTrainer("tiny", precision=p, **GROUP),
+    "dpo": lambda p: lk.DPOTrainer("tiny", pairs=PREFS, batch_size=2, precision=p, **SMALL),
+    "reward_model": lambda p: lk.RewardModelTrainer(
+        "tiny", pairs=PREFS, batch_size=2, precision=p, **SMALL
+    ),
+    "sft": lambda p: lk.SFTTrainer("tiny", pairs=PAIRS, batch_size=2, precision=p, **SMALL),
+}
 
 
 @pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step()`")  # fp16 skips
@@ -55,8 +58,16 @@ def test_grpo_in_bf16_autocast_improves_on_a_fixed_seed(heldout_gain):
     """Measured (seed 0, 30 steps of 8 x 8, lr 3e-4): held-out sampled accuracy 0.42 -> 0.536
     in bf16 (fp32: 0.42 -> 0.528; fp16: 0.42 -> 0.518), reward of the last 5 steps above the
     first 5."""
-    tr = lk.GRPOTrainer(max_steps=30, prompts_per_step=8, num_generations=8, learning_rate=3e-4,
-                        seed=0, track_kl=False, precision="bf16", save_steps=0)
+    tr = lk.GRPOTrainer(
+        max_steps=30,
+        prompts_per_step=8,
+        num_generations=8,
+        learning_rate=3e-4,
+        seed=0,
+        track_kl=False,
+        precision="bf16",
+        save_steps=0,
+    )
     before, after = heldout_gain(tr, 500)
     reward = tr.log.metrics["reward/mean"]
     assert after >= before + 0.05 and reward[-5:].mean() > reward[:5].mean()
@@ -68,7 +79,9 @@ def test_low_precision_moves_logprobs_in_mantissa_order():
     model, tok = lk.load_policy("tiny")
     task = lk.get_task("addition")
     prompts = [e.prompt for e in task.heldout[:16] for _ in range(4)]
-    rows = {p: logprob_mismatch(model, tok, prompts, p, task.max_answer_chars + 1)
-            for p in ("fp32", "fp16", "bf16")}
+    rows = {
+        p: logprob_mismatch(model, tok, prompts, p, task.max_answer_chars + 1)
+        for p in ("fp32", "fp16", "bf16")
+    }
     assert rows["fp32"]["|dlogp|"] < 1e-5 and rows["fp32"]["|dlogp| vs fp32"] == 0
     assert 1e-5 < rows["fp16"]["|dlogp| vs fp32"] < rows["bf16"]["|dlogp| vs fp32"]

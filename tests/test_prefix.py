@@ -42,12 +42,14 @@ def plain_logits(model, b):
     attn = torch.cat([b.prompt_mask, b.completion_mask], 1)
     pos = (attn.cumsum(-1) - 1).clamp(min=0)
     return model(input_ids=ids, attention_mask=attn, position_ids=pos).logits[
-        :, b.prompt_ids.shape[1] - 1:-1]  # [B, T, V]
+        :, b.prompt_ids.shape[1] - 1 : -1
+    ]  # [B, T, V]
 
 
 def shared(model, b):
-    return completion_logits(model, b.prompt_ids, b.prompt_mask, b.completion_ids,
-                             b.completion_mask)
+    return completion_logits(
+        model, b.prompt_ids, b.prompt_mask, b.completion_ids, b.completion_mask
+    )
 
 
 def grouped_batch(model, tok, G=4, n=6, T=5, seed=0):
@@ -56,8 +58,14 @@ def grouped_batch(model, tok, G=4, n=6, T=5, seed=0):
     prompts = [e.prompt for e in task.sample_prompts(n, random.Random(seed))]
     prompts += ["1+2=", "100+900="]  # shortest and longest prompts
     assert len({len(p) for p in prompts}) > 1
-    return rollout(model, tok, [p for p in prompts for _ in range(G)], T, 1.0,
-                   generator=torch.Generator().manual_seed(seed))
+    return rollout(
+        model,
+        tok,
+        [p for p in prompts for _ in range(G)],
+        T,
+        1.0,
+        generator=torch.Generator().manual_seed(seed),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +107,9 @@ def test_logits_and_gradients_equal_a_plain_forward(policy64, path):
 def test_one_token_completions_and_lora_adapter_on_and_off(tiny, path):
     model, tok = tiny
     lora = lk.models.add_lora(model.double(), r=4, alpha=8)
-    torch.nn.init.normal_(lora.base_model.model.model.layers[0].self_attn.q_proj.lora_B.default
-                          .weight, std=0.1)  # a non-zero adapter, so on and off differ
+    torch.nn.init.normal_(
+        lora.base_model.model.model.layers[0].self_attn.q_proj.lora_B.default.weight, std=0.1
+    )  # a non-zero adapter, so on and off differ
     b = grouped_batch(lora, tok, T=1)
     assert b.completion_ids.shape[1] == 1
     with torch.no_grad():
@@ -118,8 +127,15 @@ def test_greedy_sampling_of_a_grouped_batch_equals_each_prompt_alone(tiny):
     b = rollout(model, tok, prompts, 6, temperature=0.0)
     for i, p in enumerate(prompts):
         enc = tok([p], return_tensors="pt", add_special_tokens=False)
-        ids, mask, _ = sample(model, enc["input_ids"], enc["attention_mask"], 6,
-                              tok.eos_token_id, tok.pad_token_id, temperature=0.0)
+        ids, mask, _ = sample(
+            model,
+            enc["input_ids"],
+            enc["attention_mask"],
+            6,
+            tok.eos_token_id,
+            tok.pad_token_id,
+            temperature=0.0,
+        )
         n = int(mask.sum())
         assert b.completion_ids[i, :n].tolist() == ids[0, :n].tolist(), p
 
@@ -131,14 +147,19 @@ def test_hidden_states_for_a_value_head_equal_a_plain_forward(policy64, path):
     ids = torch.cat([b.prompt_ids, b.completion_ids], 1)
     attn = torch.cat([b.prompt_mask, b.completion_mask], 1)
     with torch.no_grad():
-        out = model(input_ids=ids, attention_mask=attn, position_ids=(attn.cumsum(-1) - 1)
-                    .clamp(min=0), output_hidden_states=True)
+        out = model(
+            input_ids=ids,
+            attention_mask=attn,
+            position_ids=(attn.cumsum(-1) - 1).clamp(min=0),
+            output_hidden_states=True,
+        )
         P = b.prompt_ids.shape[1]
-        logits, h = completion_outputs(model, b.prompt_ids, b.prompt_mask, b.completion_ids,
-                                       b.completion_mask, hidden=True)
+        logits, h = completion_outputs(
+            model, b.prompt_ids, b.prompt_mask, b.completion_ids, b.completion_mask, hidden=True
+        )
     keep = b.completion_mask.unsqueeze(-1)
-    assert torch.allclose(h * keep, out.hidden_states[-1][:, P - 1:-1] * keep, atol=1e-10)
-    assert torch.allclose(logits * keep, out.logits[:, P - 1:-1] * keep, atol=1e-10)
+    assert torch.allclose(h * keep, out.hidden_states[-1][:, P - 1 : -1] * keep, atol=1e-10)
+    assert torch.allclose(logits * keep, out.logits[:, P - 1 : -1] * keep, atol=1e-10)
 
 
 def test_a_batch_of_distinct_prompts_takes_one_plain_forward(policy64):
@@ -146,28 +167,38 @@ def test_a_batch_of_distinct_prompts_takes_one_plain_forward(policy64):
     b = grouped_batch(model, tok, G=1)  # every prompt once: nothing to share
     assert distinct_prompts(b.prompt_ids, b.prompt_mask) is None
     with torch.no_grad():
-        assert torch.allclose(masked(shared(model, b), b), masked(plain_logits(model, b), b),
-                              atol=1e-10)
+        assert torch.allclose(
+            masked(shared(model, b), b), masked(plain_logits(model, b), b), atol=1e-10
+        )
 
 
 def test_groups_of_unequal_size_fall_back_to_the_kv_cache(policy64):
     """Packing needs G rows per prompt: 3 + 1 rows take the cached path, same numbers."""
     model, tok = policy64
-    b = rollout(model, tok, ["7+5=", "7+5=", "7+5=", "40+2="], 4, 1.0,
-                generator=torch.Generator().manual_seed(0))
+    b = rollout(
+        model,
+        tok,
+        ["7+5=", "7+5=", "7+5=", "40+2="],
+        4,
+        1.0,
+        generator=torch.Generator().manual_seed(0),
+    )
     shared_ = distinct_prompts(b.prompt_ids, b.prompt_mask)
     assert prefix.packed_outputs(model, shared_, b.completion_ids, b.completion_mask) is None
     with torch.no_grad():
-        assert torch.allclose(masked(shared(model, b), b), masked(plain_logits(model, b), b),
-                              atol=1e-10)
+        assert torch.allclose(
+            masked(shared(model, b), b), masked(plain_logits(model, b), b), atol=1e-10
+        )
 
 
 def test_packed_mask_lets_a_completion_see_its_prompt_and_itself_only():
     """Prompt of 2 tokens (the first is padding), G = 2 completions of 2 tokens."""
     sees = prefix.packed_mask(torch.tensor([[0, 1]]), torch.ones(1, 2, 2))[0, 0].int()
-    assert sees.tolist() == [[1, 0, 0, 0, 0, 0],   # a padded query sees only itself
-                             [0, 1, 0, 0, 0, 0],   # the prompt token: not the padding
-                             [0, 1, 1, 0, 0, 0],   # o_1[0]: prompt, itself
-                             [0, 1, 1, 1, 0, 0],   # o_1[1]
-                             [0, 1, 0, 0, 1, 0],   # o_2[0]: prompt, itself, not o_1
-                             [0, 1, 0, 0, 1, 1]]
+    assert sees.tolist() == [
+        [1, 0, 0, 0, 0, 0],  # a padded query sees only itself
+        [0, 1, 0, 0, 0, 0],  # the prompt token: not the padding
+        [0, 1, 1, 0, 0, 0],  # o_1[0]: prompt, itself
+        [0, 1, 1, 1, 0, 0],  # o_1[1]
+        [0, 1, 0, 0, 1, 0],  # o_2[0]: prompt, itself, not o_1
+        [0, 1, 0, 0, 1, 1],
+    ]

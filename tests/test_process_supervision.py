@@ -57,14 +57,22 @@ def rollout_of(trainer, prompts, completions):
 
 
 def test_ppo_token_score_puts_step_rewards_on_step_ends():
-    t = lk.PPOTrainer("tiny", ["answer_match"], task="scratchpad", max_steps=1, beta=0.0,
-                      prompts_per_step=2, num_generations=1, track_kl=False)
+    t = lk.PPOTrainer(
+        "tiny",
+        ["answer_match"],
+        task="scratchpad",
+        max_steps=1,
+        beta=0.0,
+        prompts_per_step=2,
+        num_generations=1,
+        track_kl=False,
+    )
     r = rollout_of(t, ["3+5+8=", "3+5+8="], [RIGHT, WRONG_STEP])
     r.rewards = torch.tensor([1.0, 0.0])
     plain = t.token_rewards(r)
     t.token_score = process_token_score(0.25)
     dense = t.token_rewards(r)
-    extra = (dense - plain)  # [B, T]
+    extra = dense - plain  # [B, T]
     ends = [s.end for s in process_steps(RIGHT, "3+5+8=")[:-1]]
     assert extra[0].nonzero().squeeze(-1).tolist() == ends and extra[0].sum() == 0.5
     assert extra[1].abs().sum() == 0  # wrong steps earn nothing
@@ -72,8 +80,15 @@ def test_ppo_token_score_puts_step_rewards_on_step_ends():
 
 
 def test_process_grpo_advantage_falls_after_a_wrong_step():
-    t = ProcessGRPOTrainer("tiny", ["answer_match"], task="scratchpad", max_steps=1,
-                           prompts_per_step=1, num_generations=2, track_kl=False)
+    t = ProcessGRPOTrainer(
+        "tiny",
+        ["answer_match"],
+        task="scratchpad",
+        max_steps=1,
+        prompts_per_step=1,
+        num_generations=2,
+        track_kl=False,
+    )
     half = "<think>3+5=8 8+8=17</think><answer>17</answer>"  # step 1 right, then wrong
     r = rollout_of(t, ["3+5+8="] * 2, [RIGHT, half])
     r.rewards = torch.tensor([1.0, 0.0])
@@ -101,7 +116,7 @@ def corrupted(ops, rng):
         return text
     steps = process_steps(text, "+".join(map(str, ops)) + "=")
     end = steps[k].end
-    return text[:end] + str((int(text[end]) + 1) % 10) + text[end + 1:]
+    return text[:end] + str((int(text[end]) + 1) % 10) + text[end + 1 :]
 
 
 @pytest.mark.slow

@@ -33,9 +33,11 @@ def test_user_cases_are_added_and_judged():
 def test_the_editor_bench_tab_shows_the_flags():
     from labkit.widgets import RewardEditor
 
-    ed = RewardEditor(Bank(["1", "2"], {"answer": ["1", "1"]}),
-                      code="def f(completions, answer, **kw):\n"
-                           "    return [float(str(a) in c) for c, a in zip(completions, answer)]")
+    ed = RewardEditor(
+        Bank(["1", "2"], {"answer": ["1", "1"]}),
+        code="def f(completions, answer, **kw):\n"
+        "    return [float(str(a) in c) for c, a in zip(completions, answer)]",
+    )
     result = ed.bench()
     assert not result.ok and "garbage rewarded" in ed.bench_out.value
     assert "reward_bench(f)" in ed.message.value and ed.tabs.titles[1] == "Reward bench"

@@ -28,13 +28,17 @@ def backtracks(completions, **kwargs):
 
 
 def test_a_hanging_reward_stops_the_step_within_the_limit_and_the_next_step_runs(runs):
-    tr = lk.GRPOTrainer(reward_funcs=["digit_partial"], run_name="hang", reward_timeout=LIMIT,
-                        **SMALL)
+    tr = lk.GRPOTrainer(
+        reward_funcs=["digit_partial"], run_name="hang", reward_timeout=LIMIT, **SMALL
+    )
     tr.step()
     tr.update(reward_funcs=[sleeps_forever])
     t0 = time.perf_counter()
-    with pytest.raises(RewardError, match=r"'sleeps_forever' did not finish within 1 s.*"
-                                          r"completion 0 .* hangs on its own"):
+    with pytest.raises(
+        RewardError,
+        match=r"'sleeps_forever' did not finish within 1 s.*"
+        r"completion 0 .* hangs on its own",
+    ):
         tr.step()
     took = time.perf_counter() - t0
     assert took < 2 * LIMIT + 3, took  # the limit, then the limit again to name the completion
@@ -46,8 +50,13 @@ def test_a_hanging_reward_stops_the_step_within_the_limit_and_the_next_step_runs
 
 @pytest.mark.slow
 def test_a_regex_busy_loop_in_c_is_skipped_with_an_event_and_the_run_goes_on(runs):
-    tr = lk.GRPOTrainer(reward_funcs=["digit_partial", backtracks], run_name="re",
-                        reward_timeout=LIMIT, reward_errors="skip", **SMALL)
+    tr = lk.GRPOTrainer(
+        reward_funcs=["digit_partial", backtracks],
+        run_name="re",
+        reward_timeout=LIMIT,
+        reward_errors="skip",
+        **SMALL,
+    )
     t0 = time.perf_counter()
     m1, m2 = tr.step(), tr.step()
     assert time.perf_counter() - t0 < 2 * (2 * LIMIT + 3)
@@ -96,16 +105,14 @@ MALICIOUS = {
     "fork bomb": ("import os\nwhile True:\n    os.fork()", "failed"),
     "huge allocation": ("x = bytearray(10**10)", "memory"),
     "write outside": (f"open({OUTSIDE!r}, 'w').write('escaped')", "failed"),
-    "network": ("import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=1)",
-                "failed"),
+    "network": ("import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=1)", "failed"),
 }
 
 
 @pytest.mark.parametrize("name", MALICIOUS)
 def test_the_code_sandbox_contains_malicious_code(name):
     code, status = MALICIOUS[name]
-    r = run_code(code, "assert f() == 1" if name == "passes" else "", cpu_seconds=1,
-                 wall_seconds=4)
+    r = run_code(code, "assert f() == 1" if name == "passes" else "", cpu_seconds=1, wall_seconds=4)
     assert r.status == status, (r, name)
     assert not os.path.exists(OUTSIDE)
 
@@ -122,8 +129,9 @@ def test_a_run_scoring_malicious_code_goes_on_and_reports_it(runs):
         return out
 
     code_cases.labkit_inline = True
-    tr = lk.GRPOTrainer(reward_funcs=[code_cases], run_name="code", **{**SMALL,
-                        "num_generations": 3})
+    tr = lk.GRPOTrainer(
+        reward_funcs=[code_cases], run_name="code", **{**SMALL, "num_generations": 3}
+    )
     m1, m2 = tr.step(), tr.step()
     assert m2["step"] == 2
     assert m1["rewards/code_cases/passed"] == pytest.approx(1 / 6)

@@ -24,10 +24,14 @@ def test_embeddings_equal_a_plain_transformers_mean_pool():
 
 
 def test_paraphrases_score_higher_than_unrelated_text():
-    r = sim.similarity(["The feline is asleep on the sofa.", "Quarterly revenue rose 4 %.",
-                        "The feline is asleep on the sofa."],
-                       reference=["A cat is sleeping on the couch."] * 2 + [
-                           "The feline is asleep on the sofa."])
+    r = sim.similarity(
+        [
+            "The feline is asleep on the sofa.",
+            "Quarterly revenue rose 4 %.",
+            "The feline is asleep on the sofa.",
+        ],
+        reference=["A cat is sleeping on the couch."] * 2 + ["The feline is asleep on the sofa."],
+    )
     assert r[0] > 0.6 and r[1] < 0.2 and abs(r[2] - 1.0) < 1e-5
     with pytest.raises(ValueError, match="2 completions but 1 references"):
         sim.similarity(["a", "b"], reference=["a"])
@@ -35,10 +39,12 @@ def test_paraphrases_score_higher_than_unrelated_text():
 
 def test_it_drives_a_grpo_step_as_a_reward_function():
     greet = sim.similarity_to("12", "twelve")
-    tr = lk.GRPOTrainer("tiny", reward_funcs=[greet], num_generations=4, prompts_per_step=2,
-                        max_steps=1)
+    tr = lk.GRPOTrainer(
+        "tiny", reward_funcs=[greet], num_generations=4, prompts_per_step=2, max_steps=1
+    )
     m = tr.step()
     s = tr.log.samples
     assert list(s["rewards/similarity_to_twelve"]) == pytest.approx(
-        sim.similarity(list(s["completion"]), ["12"] * len(s)), abs=1e-5)
+        sim.similarity(list(s["completion"]), ["12"] * len(s)), abs=1e-5
+    )
     assert m["rewards/similarity_to_twelve/mean"] == pytest.approx(s["reward"].mean(), abs=1e-5)

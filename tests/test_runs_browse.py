@@ -9,8 +9,14 @@ from labkit.runs.browse import CompletionIndex
 
 @pytest.fixture(scope="module")
 def run(module_runs):
-    tr = lk.GRPOTrainer(run_name="browse", max_steps=3, num_generations=4, prompts_per_step=4,
-                        diagnostics=2, track_kl=False)
+    tr = lk.GRPOTrainer(
+        run_name="browse",
+        max_steps=3,
+        num_generations=4,
+        prompts_per_step=4,
+        diagnostics=2,
+        track_kl=False,
+    )
     tr.train(progress=False)
     return tr.log
 

@@ -13,10 +13,19 @@ N, G = 12, 4
 
 
 def healthy_metrics(step: int) -> dict:
-    return {"step": step, "reward/mean": 0.4 + 0.01 * step, "accuracy": 0.4 + 0.01 * step,
-            "entropy": 0.5 - 0.005 * step, "kl/k3": 0.01, "ratio/max": 1.3,
-            "clip/region": 0.02, "grad_norm": 1.0 + 0.05 * (step % 3), "adv/mean_abs": 0.6,
-            "adv/frac_zero_std": 0.3, "len/truncated_frac": 0.0}
+    return {
+        "step": step,
+        "reward/mean": 0.4 + 0.01 * step,
+        "accuracy": 0.4 + 0.01 * step,
+        "entropy": 0.5 - 0.005 * step,
+        "kl/k3": 0.01,
+        "ratio/max": 1.3,
+        "clip/region": 0.02,
+        "grad_norm": 1.0 + 0.05 * (step % 3),
+        "adv/mean_abs": 0.6,
+        "adv/frac_zero_std": 0.3,
+        "len/truncated_frac": 0.0,
+    }
 
 
 def healthy_samples(step: int, fns=("digit_partial",)) -> list[dict]:
@@ -24,15 +33,29 @@ def healthy_samples(step: int, fns=("digit_partial",)) -> list[dict]:
     for g in range(4):
         for i in range(G):
             r = float((i + g + step) % 2)
-            rows.append({"step": step, "group": g, "prompt": f"{g}+1=", "completion": str(i),
-                         "reward": r, "correct": r == 1.0, "truncated": False, "length": 2,
-                         **{f"rewards/{f}": r for f in fns}})
+            rows.append(
+                {
+                    "step": step,
+                    "group": g,
+                    "prompt": f"{g}+1=",
+                    "completion": str(i),
+                    "reward": r,
+                    "correct": r == 1.0,
+                    "truncated": False,
+                    "length": 2,
+                    **{f"rewards/{f}": r for f in fns},
+                }
+            )
     return rows
 
 
 def make_log(metrics=None, samples=None, config=None) -> RunLog:
-    cfg = {"learning_rate": 5e-4, "num_iterations": 2, "reward_funcs": ["digit_partial"],
-           **(config or {})}
+    cfg = {
+        "learning_rate": 5e-4,
+        "num_iterations": 2,
+        "reward_funcs": ["digit_partial"],
+        **(config or {}),
+    }
     log = RunLog(config=cfg)
     for s in range(1, N + 1):
         m = {**healthy_metrics(s), **(metrics(s) if metrics else {})}
@@ -52,20 +75,31 @@ def test_isolated_kl_and_ratio_spikes_are_not_a_blow_up():
     # the 600-step demo (seed 0) has kl/k3 up to 2.5 and ratio/max up to 20 on a few single
     # steps (k3's heavy tail; the max over every token and update) while both stay low around
     # them; a blow-up must hold (a rolling median over SUSTAIN steps)
-    spikes = make_log(metrics=lambda s: {"kl/k3": 2.5 if s in (7, 12) else 0.25,
-                                         "ratio/max": 20.0 if s == 9 else 1.4})
+    spikes = make_log(
+        metrics=lambda s: {
+            "kl/k3": 2.5 if s in (7, 12) else 0.25,
+            "ratio/max": 20.0 if s == 9 else 1.4,
+        }
+    )
     assert not [r for r in rules(spikes) if r.startswith("blow_up")]
 
 
 def flat_samples(step):  # every group all 0 in digit_partial
-    return [{**r, "reward": 0.0, "correct": False, "rewards/digit_partial": 0.0}
-            for r in healthy_samples(step)]
+    return [
+        {**r, "reward": 0.0, "correct": False, "rewards/digit_partial": 0.0}
+        for r in healthy_samples(step)
+    ]
 
 
 def two_fn_samples(step):
-    return [{**r, "rewards/length_target": -30.0 * (r["completion"] == "0") - 10.0 * r["group"],
-             "rewards/digit_partial": r["reward"] * 0.01}
-            for r in healthy_samples(step, ("digit_partial",))]
+    return [
+        {
+            **r,
+            "rewards/length_target": -30.0 * (r["completion"] == "0") - 10.0 * r["group"],
+            "rewards/digit_partial": r["reward"] * 0.01,
+        }
+        for r in healthy_samples(step, ("digit_partial",))
+    ]
 
 
 FAULTS = {
@@ -74,11 +108,14 @@ FAULTS = {
     "truncation": {"metrics": lambda s: {"len/truncated_frac": 0.97}},
     "format_never_matched[format_tags]": {
         "samples": lambda s: [{**r, "rewards/format_tags": 0.0} for r in healthy_samples(s)],
-        "config": {"reward_funcs": ["digit_partial", "format_tags"]}},
-    "dominates[length_target]": {"samples": two_fn_samples,
-                                 "config": {"reward_funcs": ["digit_partial", "length_target"]}},
+        "config": {"reward_funcs": ["digit_partial", "format_tags"]},
+    },
+    "dominates[length_target]": {
+        "samples": two_fn_samples,
+        "config": {"reward_funcs": ["digit_partial", "length_target"]},
+    },
     "reward_hacking": {"metrics": lambda s: {"accuracy": 0.4}},
-    "entropy_collapse": {"metrics": lambda s: {"entropy": 0.5 * 0.5 ** s}},
+    "entropy_collapse": {"metrics": lambda s: {"entropy": 0.5 * 0.5**s}},
     "blow_up[kl/k3]": {"metrics": lambda s: {"kl/k3": 0.01 if s < 8 else 3.0}},
     "blow_up[ratio/max]": {"metrics": lambda s: {"ratio/max": 1.2 if s < 10 else 40.0}},
     "clip_never": {"metrics": lambda s: {"clip/region": 0.0}},
@@ -99,8 +136,10 @@ def test_each_fault_is_named_with_its_evidence_and_fix(rule):
 
 
 def test_the_evidence_names_the_steps_and_the_hacking_completions():
-    d = {f.rule: f for f in diagnose(make_log(metrics=lambda s: {"grad_norm": 80.0 if s == 7
-                                                                 else 1.0}))}
+    d = {
+        f.rule: f
+        for f in diagnose(make_log(metrics=lambda s: {"grad_norm": 80.0 if s == 7 else 1.0}))
+    }
     assert d["grad_spike"].steps == "7" and "80" in d["grad_spike"].evidence
     log = make_log(metrics=lambda s: {"accuracy": 0.4})
     hack = {f.rule: f for f in diagnose(log)}["reward_hacking"]
@@ -112,22 +151,35 @@ def test_a_trl_shaped_log_is_read(tmp_path):
     """Metrics mapped from TRL's logs (no samples, no entropy): the rules that can, fire."""
     log = RunLog(config={"learning_rate": 5e-4})
     for s in range(1, N + 1):
-        log.log_step(map_metrics({"reward": 0.1, "frac_reward_zero_std": 0.95,
-                                  "completions/clipped_ratio": 1.0, "kl": 0.01}, s, "grpo"))
+        log.log_step(
+            map_metrics(
+                {
+                    "reward": 0.1,
+                    "frac_reward_zero_std": 0.95,
+                    "completions/clipped_ratio": 1.0,
+                    "kl": 0.01,
+                },
+                s,
+                "grpo",
+            )
+        )
     assert set(rules(log)) == {"zero_spread", "truncation"}
 
 
 def test_real_faulty_runs_are_named(runs):
     small = {"num_generations": 4, "prompts_per_step": 4, "track_kl": False}
-    tr = lk.GRPOTrainer(reward_funcs=["exact_match"], run_name="cut", max_completion_length=1,
-                        max_steps=3, **small)
+    tr = lk.GRPOTrainer(
+        reward_funcs=["exact_match"], run_name="cut", max_completion_length=1, max_steps=3, **small
+    )
     tr.train(progress=False)
     assert "truncation" in rules(runs / "cut")  # read from the folder
-    tr = lk.GRPOTrainer(reward_funcs=[lambda completions, **kw: [1.0] * len(completions)],
-                        max_steps=3, **small)
+    tr = lk.GRPOTrainer(
+        reward_funcs=[lambda completions, **kw: [1.0] * len(completions)], max_steps=3, **small
+    )
     tr.train(progress=False)
     assert {"zero_spread[reward]", "never_varies[<lambda>]", "advantages_zero"} <= set(
-        rules(tr.log))
+        rules(tr.log)
+    )
 
 
 @pytest.mark.slow
@@ -142,8 +194,14 @@ def test_reward_versions_say_which_source_and_weights_produced_which_steps(runs)
     def mine(completions, **kwargs):
         return [float(len(c) == 2) for c in completions]
 
-    tr = lk.GRPOTrainer(reward_funcs=["digit_partial"], run_name="ver", max_steps=4,
-                        num_generations=2, prompts_per_step=2, track_kl=False)
+    tr = lk.GRPOTrainer(
+        reward_funcs=["digit_partial"],
+        run_name="ver",
+        max_steps=4,
+        num_generations=2,
+        prompts_per_step=2,
+        track_kl=False,
+    )
     tr.step()
     tr.update(reward_funcs=["digit_partial", mine], reward_weights=[1.0, 0.5])
     tr.step()

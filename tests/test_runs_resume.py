@@ -20,24 +20,75 @@ RM_HELDOUT = demonstration_pairs(TASK, TASK.heldout[:32], seed=1)
 
 # trainer class, config (literals: a killed run rebuilds it in its own process), steps
 SPECS = {
-    "grpo": (lk.GRPOTrainer, {
-        "num_generations": 4, "prompts_per_step": 4, "beta": 0.04, "diagnostics": 1, "seed": 3,
-        "lr_scheduler_type": "constant", "max_steps": 1000, "learning_rate": 3e-3,
-        "save_steps": 1}, 6),
+    "grpo": (
+        lk.GRPOTrainer,
+        {
+            "num_generations": 4,
+            "prompts_per_step": 4,
+            "beta": 0.04,
+            "diagnostics": 1,
+            "seed": 3,
+            "lr_scheduler_type": "constant",
+            "max_steps": 1000,
+            "learning_rate": 3e-3,
+            "save_steps": 1,
+        },
+        6,
+    ),
     # PPO's extra state: the value head, its optimizer group, the minibatch permutations
-    "ppo": (lk.PPOTrainer, {
-        "prompts_per_step": 4, "num_generations": 2, "num_mini_batches": 2, "ppo_epochs": 2,
-        "diagnostics": 2, "lr_scheduler_type": "constant", "max_steps": 100, "seed": 5,
-        "save_steps": 1}, 4),
-    "dpo": (lk.DPOTrainer, {
-        "batch_size": 4, "pair_prompts": 48, "num_generations": 4, "learning_rate": 1e-3,
-        "max_steps": 1000, "seed": 3, "save_steps": 1}, 6),
-    "sft": (SFTTrainer, {
-        "pairs": SFT_PAIRS, "batch_size": 8, "warmup_steps": 2, "save_steps": 1,
-        "max_steps": 1000, "seed": 3}, 6),
-    "rm": (RewardModelTrainer, {
-        "pairs": RM_PAIRS, "heldout": RM_HELDOUT, "eval_every": 2, "batch_size": 8,
-        "save_steps": 1, "max_steps": 1000, "seed": 3}, 6),
+    "ppo": (
+        lk.PPOTrainer,
+        {
+            "prompts_per_step": 4,
+            "num_generations": 2,
+            "num_mini_batches": 2,
+            "ppo_epochs": 2,
+            "diagnostics": 2,
+            "lr_scheduler_type": "constant",
+            "max_steps": 100,
+            "seed": 5,
+            "save_steps": 1,
+        },
+        4,
+    ),
+    "dpo": (
+        lk.DPOTrainer,
+        {
+            "batch_size": 4,
+            "pair_prompts": 48,
+            "num_generations": 4,
+            "learning_rate": 1e-3,
+            "max_steps": 1000,
+            "seed": 3,
+            "save_steps": 1,
+        },
+        6,
+    ),
+    "sft": (
+        SFTTrainer,
+        {
+            "pairs": SFT_PAIRS,
+            "batch_size": 8,
+            "warmup_steps": 2,
+            "save_steps": 1,
+            "max_steps": 1000,
+            "seed": 3,
+        },
+        6,
+    ),
+    "rm": (
+        RewardModelTrainer,
+        {
+            "pairs": RM_PAIRS,
+            "heldout": RM_HELDOUT,
+            "eval_every": 2,
+            "batch_size": 8,
+            "save_steps": 1,
+            "max_steps": 1000,
+            "seed": 3,
+        },
+        6,
+    ),
 }
 slow = pytest.mark.slow
 
@@ -67,8 +118,15 @@ def test_a_stopped_run_resumes_to_the_same_metrics(algo, straight, module_runs, 
         assert len(lk.load_run(straight(algo)).tokens) == 2 * r.steps
 
 
-KILLS = [("grpo", "anytime"), ("grpo", "step"), ("grpo", "checkpoint"), ("ppo", "step"),
-         ("dpo", "anytime"), ("sft", "step"), ("rm", "step")]
+KILLS = [
+    ("grpo", "anytime"),
+    ("grpo", "step"),
+    ("grpo", "checkpoint"),
+    ("ppo", "step"),
+    ("dpo", "anytime"),
+    ("sft", "step"),
+    ("rm", "step"),
+]
 
 
 @slow
@@ -90,8 +148,14 @@ def test_a_killed_run_loses_at_most_the_step_in_flight(algo, when, straight, mod
 def test_a_grpo_fork_branches_at_a_step_with_a_changed_config(straight, module_runs, resume):
     steps = SPECS["grpo"][2]
     parent = straight("grpo")
-    tr = lk.GRPOTrainer.fork(parent, step=steps - 1, run_name="grpo-branch", loss_type="grpo",
-                             beta=0.0, reward_funcs=["exact_match"])
+    tr = lk.GRPOTrainer.fork(
+        parent,
+        step=steps - 1,
+        run_name="grpo-branch",
+        loss_type="grpo",
+        beta=0.0,
+        reward_funcs=["exact_match"],
+    )
     assert tr.global_step == steps - 1 and tr.config.loss_type == "grpo"
     tr.train(2, progress=False)
     run = lk.load_run("grpo-branch")
@@ -150,7 +214,9 @@ def test_sft_and_reward_model_runs_have_a_run_folder(algo, runs):
     cls, kw, _ = SPECS[algo]
     tr = cls(run_name=algo, **kw)
     tr.train(2, progress=False)
-    assert {"config.json", "metrics.jsonl", "pairs.jsonl"} <= {p.name for p in (runs / algo).iterdir()}
+    assert {"config.json", "metrics.jsonl", "pairs.jsonl"} <= {
+        p.name for p in (runs / algo).iterdir()
+    }
     run = lk.load_run(algo)
     assert run.config["algorithm"] == tr.algorithm and run.config["pairs"] == len(kw["pairs"])
     assert run.config["model"] == "tiny" and run.config["batch_size"] == 8
@@ -166,7 +232,8 @@ def test_sft_and_reward_model_runs_have_a_run_folder(algo, runs):
 def test_a_run_on_a_passed_model_needs_it_again_to_resume(runs, tiny):
     model, tok = tiny
     lk.DPOTrainer(model, tokenizer=tok, run_name="object", **SPECS["dpo"][1]).train(
-        1, progress=False)
+        1, progress=False
+    )
     with pytest.raises(ValueError, match="model passed as an object: pass it again"):
         lk.DPOTrainer.from_run("object")
     SFTTrainer(pairs=SFT_PAIRS, run_name="unsaved", save_steps=0).train(1, progress=False)

@@ -37,7 +37,15 @@ def test_three_stages_end_to_end_rl_on_the_rm_lifts_verifier_accuracy():
 @pytest.mark.slow
 def test_a_reward_model_trained_in_place_then_ppo():
     """reward_model=None trains stage 2 here (a few steps), then PPO runs on it."""
-    out = rlhf_three_stages(sft_steps=0, reward_model=None, rm_steps=5, rl="ppo", rl_steps=2,
-                            probe=50, prompts_per_step=4, num_generations=2)
+    out = rlhf_three_stages(
+        sft_steps=0,
+        reward_model=None,
+        rm_steps=5,
+        rl="ppo",
+        rl_steps=2,
+        probe=50,
+        prompts_per_step=4,
+        num_generations=2,
+    )
     assert len(out["rm_log"].metrics) == 5 and out["reward_model"].readout == "head+logprob"
     assert list(out["rl_log"].metrics["step"]) == [1, 2] and len(out["agreement"]) == 2

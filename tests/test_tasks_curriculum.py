@@ -27,8 +27,9 @@ def test_weights_follow_the_rule_and_sampling_follows_the_weights():
 
 def test_the_trainer_reports_every_completion_and_the_task_is_delegated():
     t = PassRateSampler(get_task("addition"), weight="failure", pool=16)
-    tr = lk.GRPOTrainer("tiny", task=t, max_steps=2, prompts_per_step=4, num_generations=4,
-                        run_name=None)
+    tr = lk.GRPOTrainer(
+        "tiny", task=t, max_steps=2, prompts_per_step=4, num_generations=4, run_name=None
+    )
     tr.train(progress=False)
     assert sum(t.seen.values()) == 2 * 4 * 4
     assert sum(t.right.values()) == pytest.approx(tr.log.metrics["accuracy"].sum() * 16)
@@ -44,8 +45,16 @@ def test_bad_input_names_the_field():
 
 
 # a short GRPO run on a 6-prompt pool: after a few steps the failure weights differ a lot
-RUN = {"num_generations": 4, "prompts_per_step": 4, "seed": 3, "lr_scheduler_type": "constant",
-       "max_steps": 100, "learning_rate": 3e-3, "save_steps": 1, "diagnostics": 1}
+RUN = {
+    "num_generations": 4,
+    "prompts_per_step": 4,
+    "seed": 3,
+    "lr_scheduler_type": "constant",
+    "max_steps": 100,
+    "learning_rate": 3e-3,
+    "save_steps": 1,
+    "diagnostics": 1,
+}
 
 
 def sampler() -> PassRateSampler:
@@ -71,8 +80,11 @@ def test_a_named_run_on_a_sampler_resumes_to_the_same_metrics_and_counts(runs, r
 
 def test_a_sampler_is_rebuilt_from_its_name_and_refuses_another_pools_counts():
     t = get_task("scratchpad+variance", pool=8, seed=1)
-    assert (t.name, t.weight, t.spec()) == ("scratchpad+variance", "variance",
-                                            {"pool": 8, "seed": 1})
+    assert (t.name, t.weight, t.spec()) == (
+        "scratchpad+variance",
+        "variance",
+        {"pool": 8, "seed": 1},
+    )
     assert t.train == PassRateSampler(get_task("scratchpad"), "variance", 8, 1).train
     with pytest.raises(ValueError, match="weight='hardest'"):
         get_task("scratchpad+hardest")

@@ -12,10 +12,14 @@ import labkit as lk
 from labkit.tasks.hub import gsm8k_answer
 
 ROWS = [  # GSM8K's schema: question, answer with the worked solution and "#### <number>"
-    {"question": "Tom has 3 apples and buys 4 more. How many apples does he have?",
-     "answer": "He has 3 + 4 = <<3+4=7>>7 apples.\n#### 7"},
-    {"question": "A box holds 12 pens. How many pens are in 100 boxes?",
-     "answer": "12 * 100 = <<12*100=1200>>1200 pens.\n#### 1,200"},
+    {
+        "question": "Tom has 3 apples and buys 4 more. How many apples does he have?",
+        "answer": "He has 3 + 4 = <<3+4=7>>7 apples.\n#### 7",
+    },
+    {
+        "question": "A box holds 12 pens. How many pens are in 100 boxes?",
+        "answer": "12 * 100 = <<12*100=1200>>1200 pens.\n#### 1,200",
+    },
     {"question": "Half of 9 is?", "answer": "9 / 2 = 4.5\n#### 4.5"},
 ] * 4
 
@@ -51,9 +55,16 @@ def test_from_dataset_takes_any_columns_and_refuses_missing_ones(tmp_path):
 def test_a_grpo_step_trains_on_the_local_gsm8k(gsm8k_file):
     torch.set_num_threads(1)
     task = lk.tasks.gsm8k(gsm8k_file)
-    tr = lk.GRPOTrainer("tiny", task=task, reward_funcs=[task.accuracy_reward],
-                        prompts_per_step=2, num_generations=4, max_completion_length=8,
-                        max_steps=1, save_steps=0)
+    tr = lk.GRPOTrainer(
+        "tiny",
+        task=task,
+        reward_funcs=[task.accuracy_reward],
+        prompts_per_step=2,
+        num_generations=4,
+        max_completion_length=8,
+        max_steps=1,
+        save_steps=0,
+    )
     m = tr.step()
     assert m["step"] == 1 and "rewards/accuracy_reward/mean" in m
     s = tr.log.samples

@@ -24,14 +24,17 @@ def test_a_wrong_step_is_labelled_and_only_it():
     assert [s.correct for s in steps(c, [3, 5, 8, 2, 7])] == [True, False, True, True]
     extra = target([3, 5]).replace("</think>", " 8+1=9</think>")
     assert [s.correct for s in steps(extra, [3, 5])] == [True, False]
-    assert c[steps(c, [3, 5, 8, 2, 7])[1].start:].startswith("8+8=17")
+    assert c[steps(c, [3, 5, 8, 2, 7])[1].start :].startswith("8+8=17")
 
 
 def test_train_and_heldout_are_disjoint_and_bad_sizes_are_named():
     t = Scratchpad()
     assert not {e.prompt for e in t.train} & {e.prompt for e in t.heldout}
-    for kw, field in [({"n_operands": 9}, "n_operands"), ({"digits": 0}, "digits"),
-                      ({"n_operands": 2, "n_train": 200}, "n_train")]:
+    for kw, field in [
+        ({"n_operands": 9}, "n_operands"),
+        ({"digits": 0}, "digits"),
+        ({"n_operands": 2, "n_train": 200}, "n_train"),
+    ]:
         try:
             Scratchpad(**kw)
         except ValueError as err:

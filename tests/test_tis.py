@@ -59,14 +59,18 @@ def test_weight_equals_trls_formula(mode):
     assert not w.requires_grad
 
 
-@pytest.mark.parametrize("cfg", [{"loss_type": "grpo", "beta": 0.1},
-                                 {"loss_type": "dapo", "epsilon_high": 0.28},
-                                 {"loss_type": "cispo", "epsilon_high": 5.0},
-                                 {"loss_type": "grpo", "importance_sampling_level": "sequence",
-                                  "epsilon": 3e-2},
-                                 {"loss_type": "bnpo", "tis_mode": "token_mask"},
-                                 {"loss_type": "dr_grpo", "tis_mode": "sequence_truncate"}],
-                         ids=str)
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {"loss_type": "grpo", "beta": 0.1},
+        {"loss_type": "dapo", "epsilon_high": 0.28},
+        {"loss_type": "cispo", "epsilon_high": 5.0},
+        {"loss_type": "grpo", "importance_sampling_level": "sequence", "epsilon": 3e-2},
+        {"loss_type": "bnpo", "tis_mode": "token_mask"},
+        {"loss_type": "dr_grpo", "tis_mode": "sequence_truncate"},
+    ],
+    ids=str,
+)
 def test_grpo_loss_with_tis_equals_trl(cfg, tmp_path):
     """GRPOTrainer.loss (the trainer's own method) against TRL's _compute_loss with vLLM's IS
     ratio switched on: same loss and parameter gradients."""
@@ -81,19 +85,25 @@ def test_grpo_loss_with_tis_equals_trl(cfg, tmp_path):
     inputs["num_items_in_batch"] = mask.sum()  # labkit's trainer counts its own batch
     g = torch.Generator().manual_seed(3)
     sample = inputs["old_per_token_logps"] + 0.5 * torch.randn(B, C, generator=g)
-    inputs["importance_sampling_ratio"] = trl_is_ratio(inputs["old_per_token_logps"], sample,
-                                                       mask, mode, 2.0)
+    inputs["importance_sampling_ratio"] = trl_is_ratio(
+        inputs["old_per_token_logps"], sample, mask, mode, 2.0
+    )
     params = [p for p in model.parameters() if p.requires_grad]
     trl_loss = trainer._compute_loss(model, inputs)
     trl_grads = torch.autograd.grad(trl_loss, params)
 
     config = lk.GRPOConfig(**cfg, tis_cap=2.0, tis_mode=mode, num_generations=4)
     me = types.SimpleNamespace(config=config, max_len=args.max_completion_length)
-    r = types.SimpleNamespace(advantages=inputs["advantages"], loss_mask=mask.float(),
-                              old_logp=inputs["old_per_token_logps"], sample_logp=sample,
-                              ref_logp=inputs["ref_per_token_logps"] if args.beta else None)
-    logp = labkit_logps(model, inputs["prompt_ids"], inputs["prompt_mask"],
-                        inputs["completion_ids"], mask)
+    r = types.SimpleNamespace(
+        advantages=inputs["advantages"],
+        loss_mask=mask.float(),
+        old_logp=inputs["old_per_token_logps"],
+        sample_logp=sample,
+        ref_logp=inputs["ref_per_token_logps"] if args.beta else None,
+    )
+    logp = labkit_logps(
+        model, inputs["prompt_ids"], inputs["prompt_mask"], inputs["completion_ids"], mask
+    )
     loss, stats = GRPOTrainer.loss(me, logp, r)
     grads = torch.autograd.grad(loss, params)
     torch.testing.assert_close(loss, trl_loss, atol=1e-5, rtol=1e-5)
@@ -105,14 +115,18 @@ def test_grpo_loss_with_tis_equals_trl(cfg, tmp_path):
 def test_no_effect_when_sampler_equals_trainer():
     """pi_sample == pi_train_old: w = exp(0) = 1 exactly, the loss is bitwise the same."""
     old, _, mask = batch()
-    logp = (old + 0.1 * torch.randn(old.shape, generator=torch.Generator().manual_seed(1)))
+    logp = old + 0.1 * torch.randn(old.shape, generator=torch.Generator().manual_seed(1))
     logp.requires_grad_()
-    r = types.SimpleNamespace(advantages=torch.randn(6), loss_mask=mask, old_logp=old,
-                              sample_logp=old.clone(), ref_logp=None)
+    r = types.SimpleNamespace(
+        advantages=torch.randn(6),
+        loss_mask=mask,
+        old_logp=old,
+        sample_logp=old.clone(),
+        ref_logp=None,
+    )
     losses = []
     for cap in (None, 2.0):
-        me = types.SimpleNamespace(config=lk.GRPOConfig(tis_cap=cap, num_generations=2),
-                                   max_len=5)
+        me = types.SimpleNamespace(config=lk.GRPOConfig(tis_cap=cap, num_generations=2), max_len=5)
         losses.append(GRPOTrainer.loss(me, logp, r)[0])
     assert torch.equal(losses[0], losses[1])
     g0, g1 = (torch.autograd.grad(x, logp)[0] for x in losses)
@@ -139,8 +153,17 @@ def test_grpo_in_bf16_with_tis_trains_on_a_fixed_seed(heldout_gain):
     packed forward rounds differently from the sampler's cached decoding in bf16, so the weights
     are not 1: mean within 5.7e-4 of 1, every weight in [0.940, 1.053], none above C."""
     torch.set_num_threads(1)
-    tr = lk.GRPOTrainer(max_steps=30, prompts_per_step=8, num_generations=8, learning_rate=3e-4,
-                        seed=0, track_kl=False, precision="bf16", save_steps=0, tis_cap=2.0)
+    tr = lk.GRPOTrainer(
+        max_steps=30,
+        prompts_per_step=8,
+        num_generations=8,
+        learning_rate=3e-4,
+        seed=0,
+        track_kl=False,
+        precision="bf16",
+        save_steps=0,
+        tis_cap=2.0,
+    )
     before, after = heldout_gain(tr, 500)
     m = tr.log.metrics
     reward = m["reward/mean"]

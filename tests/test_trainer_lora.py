@@ -12,8 +12,15 @@ from labkit.models.rollout import completion_logprobs
 def test_lora_reference_is_the_disabled_adapter_and_only_the_adapter_trains(lora):
     lora, tok = lora
     base = {k: v.clone() for k, v in lora.get_base_model().state_dict().items() if "lora_" not in k}
-    tr = lk.GRPOTrainer(lora, tokenizer=tok, beta=0.04, num_generations=4, prompts_per_step=4,
-                        learning_rate=1e-2, max_steps=2)
+    tr = lk.GRPOTrainer(
+        lora,
+        tokenizer=tok,
+        beta=0.04,
+        num_generations=4,
+        prompts_per_step=4,
+        learning_rate=1e-2,
+        max_steps=2,
+    )
     assert tr.ref_model is None and tr.adapter_ref  # no second copy of the model
     n_opt = sum(p.numel() for g in tr.optimizer.param_groups for p in g["params"])
     assert n_opt == sum(p.numel() for p in lora.parameters() if p.requires_grad) < 20_000
@@ -34,13 +41,21 @@ def test_lora_reference_is_the_disabled_adapter_and_only_the_adapter_trains(lora
 
 def test_training_logprobs_can_use_the_sampling_truncation():
     """top_k = 3 with truncated_logprobs: log pi renormalised over the 3 tokens sampling allowed."""
-    tr = lk.GRPOTrainer(num_generations=4, prompts_per_step=4, top_k=3, truncated_logprobs=True,
-                        dynamic_sampling=True, max_steps=2)
+    tr = lk.GRPOTrainer(
+        num_generations=4,
+        prompts_per_step=4,
+        top_k=3,
+        truncated_logprobs=True,
+        dynamic_sampling=True,
+        max_steps=2,
+    )
     batch = tr.generate()
     keep = batch.sampling_mask  # [B, T, V]
     assert keep.shape[:2] == batch.completion_ids.shape and (keep.sum(-1) == 3).all()
     truncated = completion_logprobs(tr.model, batch)
-    full = completion_logprobs(tr.model, dataclasses.replace(batch, sampling_mask=None))  # no truncation
+    full = completion_logprobs(
+        tr.model, dataclasses.replace(batch, sampling_mask=None)
+    )  # no truncation
     m = batch.completion_mask.bool()
     assert (truncated[m] >= full[m] - 1e-6).all() and (truncated[m] > full[m] + 1e-4).any()
     m1 = tr.step()  # with dynamic sampling, concatenated batches keep their masks

@@ -18,12 +18,25 @@ G, P, L = 4, 8, 20
 
 
 def _trl(tmp_path, **cfg):
-    args = GRPOConfig(output_dir=str(tmp_path / "out"), bf16=False, use_cpu=True, report_to=[],
-                      activation_checkpointing=False, per_device_train_batch_size=G * 2,
-                      num_generations=G, max_completion_length=L, **cfg)
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        bf16=False,
+        use_cpu=True,
+        report_to=[],
+        activation_checkpointing=False,
+        per_device_train_batch_size=G * 2,
+        num_generations=G,
+        max_completion_length=L,
+        **cfg,
+    )
     data = Dataset.from_dict({"prompt": ["37*48=", "3+4="], "answer": ["1776", "7"]})
-    return GRPOTrainer(model=PATH, reward_funcs=[tool_reward], args=args, train_dataset=data,
-                       rollout_func=rollout_func(Calculator, CalcTask.protocol, 2))
+    return GRPOTrainer(
+        model=PATH,
+        reward_funcs=[tool_reward],
+        args=args,
+        train_dataset=data,
+        rollout_func=rollout_func(Calculator, CalcTask.protocol, 2),
+    )
 
 
 CASES = [("grpo", 0.0), ("grpo", 0.1), ("bnpo", 0.0), ("dr_grpo", 0.1), ("dapo", 0.1)]
@@ -34,11 +47,22 @@ def test_trl_masked_loss_equals_labkit_on_the_same_episodes(tmp_path, loss_type,
     trl = _trl(tmp_path, loss_type=loss_type, beta=beta, epsilon_high=0.28)
     trl.current_gradient_accumulation_steps = 1
     model, tok = trl.model, trl.processing_class
-    ours = MultiTurnGRPOTrainer(model, env=Calculator, reward_funcs=[tool_reward],
-                                task=CalcTask(), tokenizer=tok, num_generations=G,
-                                prompts_per_step=P, max_completion_length=L, max_turns=2,
-                                beta=beta, loss_type=loss_type, epsilon_high=0.28,
-                                track_kl=False, seed=0)
+    ours = MultiTurnGRPOTrainer(
+        model,
+        env=Calculator,
+        reward_funcs=[tool_reward],
+        task=CalcTask(),
+        tokenizer=tok,
+        num_generations=G,
+        prompts_per_step=P,
+        max_completion_length=L,
+        max_turns=2,
+        beta=beta,
+        loss_type=loss_type,
+        epsilon_high=0.28,
+        track_kl=False,
+        seed=0,
+    )
     r = ours.prepare(ours.collect())
     assert (r.completion_mask * (1 - r.env_mask)).sum() > 0  # tools answered: tokens masked
     g = torch.Generator().manual_seed(1)
@@ -65,6 +89,7 @@ def test_trl_trains_with_labkit_episodes_as_rollout_func(tmp_path):
         out = inner(prompts, trainer)
         env_tokens.append(sum(len(m) - sum(m) for m in out["env_mask"]))
         return out
+
     trl.rollout_func = counting
     before = [p.detach().clone() for p in trl.model.parameters()]
     trl.train()

@@ -16,8 +16,9 @@ from labkit.widgets import Dashboard
 
 
 def _trainer(**kw):
-    return lk.GRPOTrainer(num_generations=2, prompts_per_step=2, diagnostics=0,
-                          **{"max_steps": 50, **kw})
+    return lk.GRPOTrainer(
+        num_generations=2, prompts_per_step=2, diagnostics=0, **{"max_steps": 50, **kw}
+    )
 
 
 def _until(cond, timeout=120.0):

@@ -53,8 +53,9 @@ def test_advantage_explorer_reproduces_the_reference_group():
     w = AdvantageExplorer(rewards="1, 0, 0, 1", G=4)
     by_name = {t.name: t for t in w.fig.data}
     assert list(by_name["z-score (population std)"].y) == pytest.approx([1, -1, -1, 1], abs=1e-6)
-    assert list(by_name["z-score (n-1 std, TRL)"].y) == pytest.approx([0.866, -0.866, -0.866,
-                                                                      0.866], abs=1e-3)
+    assert list(by_name["z-score (n-1 std, TRL)"].y) == pytest.approx(
+        [0.866, -0.866, -0.866, 0.866], abs=1e-3
+    )
     w.rewards.value = "1, 1, 1, 1, 0, 1"
     assert "6 rewards do not split into groups of G = 4" in w.message.value
     w.G.value = 3

@@ -16,10 +16,15 @@ from labkit.core.advantages import group_advantages
 from labkit.widgets import Bank, RewardEditor
 
 COMPLETIONS = ["42", "41", "42", "x", "7", "7", "7", "7"]
-BANK = Bank(COMPLETIONS, {"prompts": ["40+2="] * 4 + ["3+4="] * 4, "answer": ["42"] * 4 + ["7"] * 4},
-            group=[0] * 4 + [1] * 4)
-EXACT = ("def exact(completions, answer, **kwargs):\n"
-         "    return [float(c == a) for c, a in zip(completions, answer)]\n")
+BANK = Bank(
+    COMPLETIONS,
+    {"prompts": ["40+2="] * 4 + ["3+4="] * 4, "answer": ["42"] * 4 + ["7"] * 4},
+    group=[0] * 4 + [1] * 4,
+)
+EXACT = (
+    "def exact(completions, answer, **kwargs):\n"
+    "    return [float(c == a) for c, a in zip(completions, answer)]\n"
+)
 
 
 def _editor(code=EXACT, **kw):
@@ -39,22 +44,36 @@ def test_valid_reward_shows_histogram_advantages_and_zero_spread():
     assert "&#x27;x&#x27;" in worst and "&#x27;x&#x27;" not in best
 
 
-@pytest.mark.parametrize("code, expected", [
-    ("def f(completions:\n    return []", "syntax error on line 1"),
-    ("x = 1", "no function defined"),
-    ("def f(completions, **kw):\n    return {}['answer_text']", "raised KeyError: 'answer_text'"),
-    ("def f(completions, **kw):\n    return [1.0]", "returned 1 values for 8 completions"),
-    ("def f(completions, **kw):\n    return [float('nan')] * len(completions)",
-     "returned nan for completion 0"),
-    ("def f(completions, **kw):\n    return [float('inf')] * len(completions)",
-     "returned inf for completion 0"),
-    ("def f(completions, **kw):\n    return ['high'] * len(completions)",
-     "returned 'high' (str) for completion 0"),
-    ("def f(completions, **kw):\n    return 3", "returned int, not a list"),
-    ("def f(completions, **kw):\n    while True:\n        pass", "did not finish within 0.3 s"),
-    ("import not_a_module_xyz\ndef f(completions, **kw):\n    return []",
-     "raised ModuleNotFoundError while defining"),
-])
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        ("def f(completions:\n    return []", "syntax error on line 1"),
+        ("x = 1", "no function defined"),
+        (
+            "def f(completions, **kw):\n    return {}['answer_text']",
+            "raised KeyError: 'answer_text'",
+        ),
+        ("def f(completions, **kw):\n    return [1.0]", "returned 1 values for 8 completions"),
+        (
+            "def f(completions, **kw):\n    return [float('nan')] * len(completions)",
+            "returned nan for completion 0",
+        ),
+        (
+            "def f(completions, **kw):\n    return [float('inf')] * len(completions)",
+            "returned inf for completion 0",
+        ),
+        (
+            "def f(completions, **kw):\n    return ['high'] * len(completions)",
+            "returned 'high' (str) for completion 0",
+        ),
+        ("def f(completions, **kw):\n    return 3", "returned int, not a list"),
+        ("def f(completions, **kw):\n    while True:\n        pass", "did not finish within 0.3 s"),
+        (
+            "import not_a_module_xyz\ndef f(completions, **kw):\n    return []",
+            "raised ModuleNotFoundError while defining",
+        ),
+    ],
+)
 def test_every_failure_is_one_readable_message(code, expected):
     ed = _editor()  # a good Try first: its figure data must survive the failure
     before = list(ed.fig.data[0].x)
@@ -70,8 +89,9 @@ def test_a_hanging_reward_is_interrupted_not_left_running():
     ed = _editor("def spin(completions, **kw):\n    while True:\n        pass", timeout=0.2)
     assert "did not finish" in ed.message.value
     deadline = time.time() + 5
-    while time.time() < deadline and any(t.name == "labkit-reward" and t.is_alive()
-                                         for t in threading.enumerate()):
+    while time.time() < deadline and any(
+        t.name == "labkit-reward" and t.is_alive() for t in threading.enumerate()
+    ):
         time.sleep(0.05)
     assert not any(t.name == "labkit-reward" and t.is_alive() for t in threading.enumerate())
 
@@ -112,12 +132,14 @@ def test_apply_swaps_the_reward_between_steps_and_logs_the_switch():
 def test_a_reward_failing_inside_the_run_pauses_it_and_never_raises_there():
     tr = lk.GRPOTrainer(max_steps=5, num_generations=2, prompts_per_step=2, diagnostics=0)
     tr.step()
-    code = ("calls = []\n"
-            "def flaky(completions, **kwargs):\n"
-            "    calls.append(1)\n"
-            "    if len(calls) > 1:\n"
-            "        raise RuntimeError('second call')\n"
-            "    return [0.0] * len(completions)\n")
+    code = (
+        "calls = []\n"
+        "def flaky(completions, **kwargs):\n"
+        "    calls.append(1)\n"
+        "    if len(calls) > 1:\n"
+        "        raise RuntimeError('second call')\n"
+        "    return [0.0] * len(completions)\n"
+    )
     ed = RewardEditor(tr, code=code)
     ed.try_btn.click()  # first call: fine
     ed.apply_btn.click()
@@ -130,8 +152,9 @@ def test_a_reward_failing_inside_the_run_pauses_it_and_never_raises_there():
 
 def test_try_on_a_saved_run(tmp_path, monkeypatch):
     monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
-    tr = lk.GRPOTrainer(max_steps=2, num_generations=2, prompts_per_step=2, diagnostics=0,
-                        run_name="saved")
+    tr = lk.GRPOTrainer(
+        max_steps=2, num_generations=2, prompts_per_step=2, diagnostics=0, run_name="saved"
+    )
     tr.train(progress=False)
     tr.log.close()
     ed = RewardEditor(lk.load_run(tmp_path / "saved"), code=EXACT)
@@ -145,8 +168,10 @@ def test_a_reward_stuck_in_c_is_stopped_too():
     """A thread cannot be stopped inside C (a regex backtracking); the worker process is killed."""
     import time
 
-    code = ("import re\ndef regex(completions, **kw):\n"
-            "    return [float(bool(re.match(r'(a+)+$', 'a' * 40 + 'b'))) for c in completions]")
+    code = (
+        "import re\ndef regex(completions, **kw):\n"
+        "    return [float(bool(re.match(r'(a+)+$', 'a' * 40 + 'b'))) for c in completions]"
+    )
     t0 = time.perf_counter()
     ed = _editor(code, timeout=0.5)
     assert "did not finish within 0.5 s" in ed.message.value

@@ -12,10 +12,28 @@ import torch
 
 import labkit as lk
 
-KW = {"prompts_per_step": 8, "num_generations": 4, "max_steps": 10, "seed": 0,
-      "num_iterations": 2, "save_steps": 0}
-SAME = ["loss", "loss/policy", "entropy", "grad_norm", "kl/k1", "kl/k3", "clip/region",
-        "clip/ratio_low", "clip/ratio_high", "clip/region_last", "reward/mean", "accuracy"]
+KW = {
+    "prompts_per_step": 8,
+    "num_generations": 4,
+    "max_steps": 10,
+    "seed": 0,
+    "num_iterations": 2,
+    "save_steps": 0,
+}
+SAME = [
+    "loss",
+    "loss/policy",
+    "entropy",
+    "grad_norm",
+    "kl/k1",
+    "kl/k3",
+    "clip/region",
+    "clip/ratio_low",
+    "clip/ratio_high",
+    "clip/region_last",
+    "reward/mean",
+    "accuracy",
+]
 
 
 def one_step(skip: bool, **kw):
@@ -34,11 +52,18 @@ def one_step(skip: bool, **kw):
     return grads, m, tr.log.tokens
 
 
-@pytest.mark.parametrize("kw", [
-    {"loss_type": "dapo"}, {"loss_type": "grpo"}, {"loss_type": "dr_grpo"}, {"loss_type": "bnpo"},
-    {"loss_type": "cispo", "epsilon_high": 5.0}, {"importance_sampling_level": "sequence"},
-    {"num_iterations": 1, "mask_truncated_completions": True, "max_completion_length": 3},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"loss_type": "dapo"},
+        {"loss_type": "grpo"},
+        {"loss_type": "dr_grpo"},
+        {"loss_type": "bnpo"},
+        {"loss_type": "cispo", "epsilon_high": 5.0},
+        {"importance_sampling_level": "sequence"},
+        {"num_iterations": 1, "mask_truncated_completions": True, "max_completion_length": 3},
+    ],
+)
 def test_skipping_zero_advantage_rows_changes_neither_gradient_nor_record(kw):
     g_all, m_all, tok_all = one_step(False, **kw)
     g_skip, m_skip, tok_skip = one_step(True, **kw)
@@ -47,7 +72,7 @@ def test_skipping_zero_advantage_rows_changes_neither_gradient_nor_record(kw):
         assert (a - b).norm() <= (1e-5 if i == 0 else 1e-4) * a.norm()  # weights differ by rounding
     for k in SAME:
         assert m_skip[k] == pytest.approx(m_all[k], rel=1e-4, abs=1e-6), k
-    flat = (lambda rows: [x for row in rows["logp"] for x in row])  # the per-token record
+    flat = lambda rows: [x for row in rows["logp"] for x in row]  # the per-token record
     assert flat(tok_skip) == pytest.approx(flat(tok_all), abs=1e-4)
 
 

@@ -84,8 +84,17 @@ class Trainer:
     algorithm: ClassVar[str] = "train"
     fused_adamw: ClassVar[bool] = True  # one kernel, ~5x faster on CPU; rounds differently
 
-    def __init__(self, model="tiny", task="addition", config=None, tokenizer=None,
-                 run_name: str | None = None, device=None, dtype=None, **overrides):
+    def __init__(
+        self,
+        model="tiny",
+        task="addition",
+        config=None,
+        tokenizer=None,
+        run_name: str | None = None,
+        device=None,
+        dtype=None,
+        **overrides,
+    ):
         self.config = dataclasses.replace(config or self.config_class(), **overrides)
         set_seed(self.config.seed)
         self.model_name = model if isinstance(model, str) else None  # a resumed run reloads it
@@ -106,9 +115,12 @@ class Trainer:
         self.params = [p for g in groups for p in g]
         self.optimizer = torch.optim.AdamW(
             [{"params": g, "lr": lr} for g, lr in zip(groups, self.group_lrs())],
-            weight_decay=self.config.weight_decay, fused=self.fused_adamw)
+            weight_decay=self.config.weight_decay,
+            fused=self.fused_adamw,
+        )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lambda s: lr_factor(s, self.config))
+            self.optimizer, lambda s: lr_factor(s, self.config)
+        )
         self.log = RunLog(runs_root() / run_name if run_name else None, self.run_config())
         self.global_step = 0
         self.lock = threading.Lock()  # held during a step; swaps wait for the step boundary
@@ -142,8 +154,12 @@ class Trainer:
     def run_config(self) -> dict:
         """What ``config.json`` holds: the config, and what is needed to rebuild the trainer
         (the task's name and, when it has them, its ``task_kwargs``: :meth:`Task.spec`)."""
-        meta = {**self.config.to_dict(), "algorithm": self.algorithm,
-                "task": None if self.task is None else self.task.name, "model": self.model_name}
+        meta = {
+            **self.config.to_dict(),
+            "algorithm": self.algorithm,
+            "task": None if self.task is None else self.task.name,
+            "model": self.model_name,
+        }
         if self.task is not None and self.task.spec():
             meta["task_kwargs"] = self.task.spec()
         return meta
@@ -205,8 +221,11 @@ class Trainer:
             self.global_step += 1
             s = self.global_step
             m = {"step": s, **record.metrics, "lr": lr, "time/step": time.perf_counter() - t0}
-            self.log.log_step(m, [{"step": s, **r} for r in record.samples],
-                              [{"step": s, **r} for r in record.tokens])
+            self.log.log_step(
+                m,
+                [{"step": s, **r} for r in record.samples],
+                [{"step": s, **r} for r in record.tokens],
+            )
             checkpoint.maybe_save(self)
             return m
 
@@ -216,8 +235,9 @@ class Trainer:
         end = self.config.max_steps if max_steps is None else self.global_step + max_steps
         if self.device.type != "cpu" and self.global_step == 0 and progress:
             print(memory_report(self))  # "this config needs ~X GB; you have Y GB; try ..."
-        bar = tqdm(total=max(0, end - self.global_step), desc=self.algorithm.upper(),
-                   disable=not progress)
+        bar = tqdm(
+            total=max(0, end - self.global_step), desc=self.algorithm.upper(), disable=not progress
+        )
         try:
             while self.global_step < end and not self.stop_event.is_set():
                 if self.pause_event.is_set():

@@ -11,8 +11,9 @@ import torch
 from labkit.models.rollout import Rollout, concat
 
 
-def soft_overlong_penalty(lengths: torch.Tensor, max_len: int, buffer: int,
-                          penalty: float = 1.0) -> torch.Tensor:
+def soft_overlong_penalty(
+    lengths: torch.Tensor, max_len: int, buffer: int, penalty: float = 1.0
+) -> torch.Tensor:
     """DAPO eq. 13: R_length(y) = 0 if |y| <= L_max - L_cache,
     ((L_max - L_cache) - |y|) / L_cache if L_max - L_cache < |y| <= L_max, -1 beyond; times
     ``penalty``. lengths: [B] tokens -> [B] (added to the reward).
@@ -62,6 +63,7 @@ def dynamic_sample(trainer) -> Rollout:
     if parts:
         n = min(kept, c.prompts_per_step) * G
         r = concat(parts, trainer.tokenizer.pad_token_id).select(
-            torch.arange(n, device=trainer.device))
+            torch.arange(n, device=trainer.device)
+        )
     r.info.update(info)
     return r

@@ -25,8 +25,9 @@ from labkit.runs.log import load_jsonl, save_jsonl
 
 def sequence_logprobs(model, tokenizer, prompts, completions, average: bool = False):
     """sum_t log pi(y_t | x, y_<t) of each completion (+ eos): [B]; the mean when ``average``."""
-    batch = tokenize_pairs(tokenizer, list(zip(prompts, completions)),
-                           next(model.parameters()).device)
+    batch = tokenize_pairs(
+        tokenizer, list(zip(prompts, completions)), next(model.parameters()).device
+    )
     return batch_sequence_logprobs(model, batch, average)
 
 
@@ -43,9 +44,18 @@ class DPOTrainer(Trainer):
     algorithm = "dpo"
     config_class = DPOConfig
 
-    def __init__(self, model="tiny", pairs=None, task="addition", config: DPOConfig | None = None,
-                 tokenizer=None, run_name: str | None = None, device=None, dtype=None,
-                 **overrides):
+    def __init__(
+        self,
+        model="tiny",
+        pairs=None,
+        task="addition",
+        config: DPOConfig | None = None,
+        tokenizer=None,
+        run_name: str | None = None,
+        device=None,
+        dtype=None,
+        **overrides,
+    ):
         self.pairs = pairs
         super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
 
@@ -53,12 +63,21 @@ class DPOTrainer(Trainer):
         c = self.config
         if self.pairs is None:
             prompts = self.task.sample_prompts(c.pair_prompts, self.rng)
-            self.pairs = rollout_pairs(self.model, self.tokenizer, self.task, prompts,
-                                       c.num_generations, c.pair_mode, seed=c.seed,
-                                       max_completion_length=c.max_completion_length)
+            self.pairs = rollout_pairs(
+                self.model,
+                self.tokenizer,
+                self.task,
+                prompts,
+                c.num_generations,
+                c.pair_mode,
+                seed=c.seed,
+                max_completion_length=c.max_completion_length,
+            )
         if not self.pairs:
-            raise ValueError("no preference pairs: give pairs=[{'prompt', 'chosen', 'rejected'}]"
-                             " or raise pair_prompts / num_generations")
+            raise ValueError(
+                "no preference pairs: give pairs=[{'prompt', 'chosen', 'rejected'}]"
+                " or raise pair_prompts / num_generations"
+            )
         self.pairs = list(self.pairs)
         self.ref_model = None if is_peft(self.model) else frozen_copy(self.model)
 
@@ -71,7 +90,10 @@ class DPOTrainer(Trainer):
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
-        return {**super().restore_kwargs(run_dir, meta), "pairs": load_jsonl(run_dir / "pairs.jsonl")}
+        return {
+            **super().restore_kwargs(run_dir, meta),
+            "pairs": load_jsonl(run_dir / "pairs.jsonl"),
+        }
 
     def postfix(self, m: dict) -> dict:
         return {"loss": f"{m['loss']:.3f}", "acc": f"{m['rewards/accuracies']:.2f}"}
@@ -103,6 +125,11 @@ class DPOTrainer(Trainer):
         pi_w, pi_l = self.logps(batch)
         loss, stats = dpo_loss(pi_w, pi_l, ref_w, ref_l, c.beta, c.loss_type)
         grad_norm = self.optimizer_step(loss)
-        return StepRecord({**{k: float(v) for k, v in stats.items()},
-                           "logps/chosen": pi_w.mean().item(),
-                           "logps/rejected": pi_l.mean().item(), "grad_norm": float(grad_norm)})
+        return StepRecord(
+            {
+                **{k: float(v) for k, v in stats.items()},
+                "logps/chosen": pi_w.mean().item(),
+                "logps/rejected": pi_l.mean().item(),
+                "grad_norm": float(grad_norm),
+            }
+        )

@@ -68,10 +68,19 @@ class GRPOTrainer(RewardScoring, Trainer):
     config_class = GRPOConfig
     algorithm = "grpo"
 
-    def __init__(self, model="tiny", reward_funcs=("digit_partial",), task="addition",
-                 config: GRPOConfig | None = None, tokenizer=None, run_name: str | None = None,
-                 track_kl: bool = True, device=None, dtype=None,
-                 **overrides):
+    def __init__(
+        self,
+        model="tiny",
+        reward_funcs=("digit_partial",),
+        task="addition",
+        config: GRPOConfig | None = None,
+        tokenizer=None,
+        run_name: str | None = None,
+        track_kl: bool = True,
+        device=None,
+        dtype=None,
+        **overrides,
+    ):
         self.reward_funcs, self.track_kl = reward_funcs, track_kl
         super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
 
@@ -88,20 +97,26 @@ class GRPOTrainer(RewardScoring, Trainer):
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
-        return {**super().restore_kwargs(run_dir, meta), "reward_funcs": meta["reward_funcs"],
-                "track_kl": meta.get("track_kl", True)}
+        return {
+            **super().restore_kwargs(run_dir, meta),
+            "reward_funcs": meta["reward_funcs"],
+            "track_kl": meta.get("track_kl", True),
+        }
 
     def check_update(self, new) -> None:
         if new.beta > 0 and not self.has_reference:
-            raise ValueError("beta > 0 needs a reference model: create the trainer with "
-                             "track_kl=True (the default) or beta > 0")
+            raise ValueError(
+                "beta > 0 needs a reference model: create the trainer with "
+                "track_kl=True (the default) or beta > 0"
+            )
 
     def update(self, reward_funcs=None, **changes) -> None:
         """Change hyperparameters (validated) or reward functions; applied between steps."""
         new = dataclasses.replace(self.config, **changes)  # __post_init__ refuses bad values
         self.check_update(new)
-        funcs = reward_funcs or ([f for f, _ in self.reward_funcs]
-                                 if "reward_weights" in changes else None)  # new weights only
+        funcs = reward_funcs or (
+            [f for f, _ in self.reward_funcs] if "reward_weights" in changes else None
+        )  # new weights only
         rewards = self._check_rewards(funcs, new.reward_weights) if funcs else None
         with self.lock:
             self.config = new
@@ -132,11 +147,23 @@ class GRPOTrainer(RewardScoring, Trainer):
     def generate(self) -> Rollout:
         """Sample G completions for each of ``prompts_per_step`` training prompts."""
         c = self.config
-        examples = [e for e in self.task.sample_prompts(c.prompts_per_step, self.rng)
-                    for _ in range(c.num_generations)]
-        r = rollout(self.model, self.tokenizer, [e.prompt for e in examples], self.max_len,
-                    c.temperature, c.top_k, c.top_p, self.generator, c.truncated_logprobs,
-                    keep_entropy=c.skip_zero_advantage)
+        examples = [
+            e
+            for e in self.task.sample_prompts(c.prompts_per_step, self.rng)
+            for _ in range(c.num_generations)
+        ]
+        r = rollout(
+            self.model,
+            self.tokenizer,
+            [e.prompt for e in examples],
+            self.max_len,
+            c.temperature,
+            c.top_k,
+            c.top_p,
+            self.generator,
+            c.truncated_logprobs,
+            keep_entropy=c.skip_zero_advantage,
+        )
         r.examples = examples
         return r
 
@@ -207,17 +234,26 @@ class GRPOTrainer(RewardScoring, Trainer):
             keep = off_policy_sequence_mask(logp, r.old_logp, adv, r.loss_mask, c.off_policy_mask)
             adv = adv * (keep.squeeze(-1) if adv.dim() == 1 else keep)  # [B] or [B, T]
         if c.tis_cap is not None:  # Yao et al. 2025: w_t multiplies the policy term only
-            w, tis = truncated_is_weight(r.old_logp, r.sample_logp, r.loss_mask, c.tis_cap,
-                                         c.tis_mode)  # [B, T] or [B, 1], detached, >= 0
+            w, tis = truncated_is_weight(
+                r.old_logp, r.sample_logp, r.loss_mask, c.tis_cap, c.tis_mode
+            )  # [B, T] or [B, 1], detached, >= 0
             # w >= 0, so w * -min(rho A, clip(rho) A) = -min(rho wA, clip(rho) wA): TRL's product
             adv = (adv.unsqueeze(-1) if adv.dim() == 1 else adv) * w  # [B, 1] or [B, T]
             adv = adv.squeeze(-1) if adv.shape[-1] == 1 else adv  # [B] or [B, T]
         loss, stats = policy_loss(
-            logp, r.old_logp, adv, r.loss_mask, loss_type=c.loss_type,
-            epsilon=c.epsilon, epsilon_high=c.epsilon_high,
+            logp,
+            r.old_logp,
+            adv,
+            r.loss_mask,
+            loss_type=c.loss_type,
+            epsilon=c.epsilon,
+            epsilon_high=c.epsilon_high,
             importance_sampling_level=c.importance_sampling_level,
-            max_completion_length=self.max_len, ref_logp=r.ref_logp, beta=c.beta,
-            kl_estimator=c.kl_estimator)
+            max_completion_length=self.max_len,
+            ref_logp=r.ref_logp,
+            beta=c.beta,
+            kl_estimator=c.kl_estimator,
+        )
         if keep is not None:  # fraction of sequences masked (mean over inner updates: "mask/")
             stats["mask/off_policy_frac"] = 1 - keep.mean()
         if c.tis_cap is not None:
@@ -249,14 +285,25 @@ class GRPOTrainer(RewardScoring, Trainer):
             updates.append(stats)
             if it == 0:
                 first = {**stats, "loss": loss.detach(), "grad_norm": grad_norm}
-                entropy = (r.sample_entropy if rows is not None else H.detach() if H is not None
-                           else entropy_from_logits(logits.detach(), tau))  # [B, T]
+                entropy = (
+                    r.sample_entropy
+                    if rows is not None
+                    else H.detach()
+                    if H is not None
+                    else entropy_from_logits(logits.detach(), tau)
+                )  # [B, T]
         # the per-token view shows the last update, where pi_theta has moved from pi_old
         last_logp, last = logp.detach(), updates[-1].get("per_token", {})
         G = c.num_generations
-        m = {**step_metrics(r, first, entropy, r.completion_mask, G),
-             **inner_update_metrics(updates), "time/rollout": t_rollout}
+        m = {
+            **step_metrics(r, first, entropy, r.completion_mask, G),
+            **inner_update_metrics(updates),
+            "time/rollout": t_rollout,
+        }
         if c.skip_zero_advantage:
             m["train/rows_frac"] = 1.0 if rows is None else len(t) / len(r)
-        return StepRecord(m, sample_rows(r, G),  # t's first rows are r's (trained_rows)
-                          token_rows(t, self.tokenizer, last_logp, last, c.diagnostics))
+        return StepRecord(
+            m,
+            sample_rows(r, G),  # t's first rows are r's (trained_rows)
+            token_rows(t, self.tokenizer, last_logp, last, c.diagnostics),
+        )

@@ -37,8 +37,10 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
 
     def __init__(self, model="tiny-tools", env=None, reward_funcs=(), task=None, **kwargs):
         if env is None:
-            raise ValueError("env is missing: pass an environment factory (a class with reset() "
-                             "and tool methods), e.g. env=labkit.envs.Calculator")
+            raise ValueError(
+                "env is missing: pass an environment factory (a class with reset() "
+                "and tool methods), e.g. env=labkit.envs.Calculator"
+            )
         self.env_factory, self.envs = env, []
         super().__init__(model, reward_funcs=reward_funcs, task=task, **kwargs)
 
@@ -53,8 +55,10 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
 
     def _env_reward(self):
         """The environments' ``get_reward()`` as a reward function (TRL's signature)."""
+
         def env_reward(completions, **columns):
             return [float(e.get_reward()) for e in self.envs]
+
         env_reward.__name__ = getattr(self.env_factory, "__name__", "env")
         env_reward.labkit_inline = True  # reads the environments' state: same process
         return env_reward
@@ -62,13 +66,27 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
     def generate(self) -> Rollout:
         """G episodes for each of ``prompts_per_step`` prompts, one fresh environment each."""
         c = self.config
-        examples = [e for e in self.task.sample_prompts(c.prompts_per_step, self.rng)
-                    for _ in range(c.num_generations)]
+        examples = [
+            e
+            for e in self.task.sample_prompts(c.prompts_per_step, self.rng)
+            for _ in range(c.num_generations)
+        ]
         self.envs = [self.env_factory() for _ in examples]
-        r = episodes(self.model, self.tokenizer, [e.prompt for e in examples], self.envs,
-                     [{"prompt": e.prompt, "answer": e.answer} for e in examples],
-                     self.task.protocol, c.max_completion_length, c.max_turns, c.temperature,
-                     c.top_k, c.top_p, self.generator, c.tool_timeout)
+        r = episodes(
+            self.model,
+            self.tokenizer,
+            [e.prompt for e in examples],
+            self.envs,
+            [{"prompt": e.prompt, "answer": e.answer} for e in examples],
+            self.task.protocol,
+            c.max_completion_length,
+            c.max_turns,
+            c.temperature,
+            c.top_k,
+            c.top_p,
+            self.generator,
+            c.tool_timeout,
+        )
         r.examples = examples
         return r
 
@@ -76,8 +94,9 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         """GRPO's prepare, then loss_mask *= env_mask and the reward credited to the last turn."""
         super().prepare(r)
         r.loss_mask = r.loss_mask * r.env_mask.to(r.loss_mask.dtype)  # [B, T]
-        r.turn_rewards = [[0.0] * (len(t) - 1) + [x] for t, x in
-                          zip(r.turn_ends, r.rewards.tolist())]
+        r.turn_rewards = [
+            [0.0] * (len(t) - 1) + [x] for t, x in zip(r.turn_ends, r.rewards.tolist())
+        ]
         return r
 
     def train_step(self) -> StepRecord:
@@ -85,9 +104,13 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         r = self._last
         rec.metrics.update(episode_metrics(r))
         for i, row in enumerate(rec.samples):
-            row.update(turns=len(r.turn_ends[i]), tool_calls=int(r.tool_calls[i]),
-                       tool_failures=r.tool_failures[i], cut=r.cut[i],
-                       episode=segments(r, i, self.tokenizer))
+            row.update(
+                turns=len(r.turn_ends[i]),
+                tool_calls=int(r.tool_calls[i]),
+                tool_failures=r.tool_failures[i],
+                cut=r.cut[i],
+                episode=segments(r, i, self.tokenizer),
+            )
         faults = Counter(f for fs in r.tool_failures for f in fs)
         for fault, n in faults.items():
             self.log_event("tool_failure", {"fault": fault, "count": n})
@@ -108,19 +131,22 @@ def episode_metrics(r: Rollout) -> dict:
     """Tool and turn metrics of one batch of episodes (floats)."""
     B = len(r)
     calls = r.tool_calls.float()  # [B]
-    turns = torch.tensor([len(t) for t in r.turn_ends], dtype=torch.float,
-                         device=calls.device)  # [B]
+    turns = torch.tensor(
+        [len(t) for t in r.turn_ends], dtype=torch.float, device=calls.device
+    )  # [B]
     failed = sum(len(f) for f in r.tool_failures)
     policy = (r.completion_mask * r.env_mask).sum(-1).float()  # [B]
-    return {"tools/call_rate": float((calls > 0).float().mean()),
-            "tools/calls_per_episode": float(calls.mean()),
-            "tools/failure_rate": failed / max(1.0, float(calls.sum())),
-            "turns/mean": float(turns.mean()),
-            "turns/cut_tokens": sum(c == "tokens" for c in r.cut) / B,
-            "turns/cut_turns": sum(c == "turns" for c in r.cut) / B,
-            "reward/per_turn": float((r.rewards / turns.clamp(min=1)).mean()),
-            "len/policy": float(policy.mean()),
-            "len/env": float((r.lengths.float() - policy).mean())}
+    return {
+        "tools/call_rate": float((calls > 0).float().mean()),
+        "tools/calls_per_episode": float(calls.mean()),
+        "tools/failure_rate": failed / max(1.0, float(calls.sum())),
+        "turns/mean": float(turns.mean()),
+        "turns/cut_tokens": sum(c == "tokens" for c in r.cut) / B,
+        "turns/cut_turns": sum(c == "turns" for c in r.cut) / B,
+        "reward/per_turn": float((r.rewards / turns.clamp(min=1)).mean()),
+        "len/policy": float(policy.mean()),
+        "len/env": float((r.lengths.float() - policy).mean()),
+    }
 
 
 def segments(r: Rollout, i: int, tokenizer) -> list[list]:

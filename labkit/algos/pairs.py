@@ -17,8 +17,9 @@ from labkit.models.rollout import rollout
 from labkit.tasks.base import max_completion_tokens
 
 
-def rank_pairs(prompt: str, completions: list[str], correct: list[bool], mode: str,
-               per_prompt: int = 1) -> list[dict]:
+def rank_pairs(
+    prompt: str, completions: list[str], correct: list[bool], mode: str, per_prompt: int = 1
+) -> list[dict]:
     """Up to ``per_prompt`` pairs from one prompt's completions and their verdicts.
 
     >>> rank_pairs("1+1=", ["2", "3", "2"], [True, False, True], "correct_vs_incorrect")
@@ -34,15 +35,23 @@ def rank_pairs(prompt: str, completions: list[str], correct: list[bool], mode: s
     else:
         good = sorted(set(good), key=len)
         chosen_rejected = [(good[0], g) for g in good[1:] if len(g) > len(good[0])]
-    return [{"prompt": prompt, "chosen": c, "rejected": r}
-            for c, r in chosen_rejected[:per_prompt]]
+    return [{"prompt": prompt, "chosen": c, "rejected": r} for c, r in chosen_rejected[:per_prompt]]
 
 
 @torch.no_grad()
-def rollout_pairs(model, tokenizer, task, examples, num_generations: int = 8,
-                  mode: str = "correct_vs_incorrect", temperature: float = 1.0, seed: int = 0,
-                  per_prompt: int = 1, batch_size: int = 512,
-                  max_completion_length: int | None = None) -> list[dict]:
+def rollout_pairs(
+    model,
+    tokenizer,
+    task,
+    examples,
+    num_generations: int = 8,
+    mode: str = "correct_vs_incorrect",
+    temperature: float = 1.0,
+    seed: int = 0,
+    per_prompt: int = 1,
+    batch_size: int = 512,
+    max_completion_length: int | None = None,
+) -> list[dict]:
     """Sample ``num_generations`` completions of each example's prompt, judge them with the
     task's verifier and keep up to ``per_prompt`` pairs per prompt (see :func:`rank_pairs`).
     Completions are up to ``max_completion_length`` tokens (None: what the task declares,
@@ -52,20 +61,23 @@ def rollout_pairs(model, tokenizer, task, examples, num_generations: int = 8,
     items = [e for e in examples for _ in range(num_generations)]
     texts = []
     for i in range(0, len(items), batch_size):
-        chunk = items[i:i + batch_size]
-        texts += rollout(model, tokenizer, [e.prompt for e in chunk], max_len, temperature,
-                         generator=gen).completions
+        chunk = items[i : i + batch_size]
+        texts += rollout(
+            model, tokenizer, [e.prompt for e in chunk], max_len, temperature, generator=gen
+        ).completions
     pairs = []
     for k, e in enumerate(examples):
-        outs = texts[k * num_generations:(k + 1) * num_generations]
-        pairs += rank_pairs(e.prompt, outs, [task.verify(c, e.answer) for c in outs], mode,
-                            per_prompt)
+        outs = texts[k * num_generations : (k + 1) * num_generations]
+        pairs += rank_pairs(
+            e.prompt, outs, [task.verify(c, e.answer) for c in outs], mode, per_prompt
+        )
     random.Random(seed).shuffle(pairs)
     return pairs
 
 
-def demonstration_pairs(task, examples, seed: int = 0, min_gap: int = 10,
-                        high: int | None = None) -> list[dict]:
+def demonstration_pairs(
+    task, examples, seed: int = 0, min_gap: int = 10, high: int | None = None
+) -> list[dict]:
     """The reference answer preferred to a clearly wrong number (|wrong - answer| >= ``min_gap``,
     drawn uniformly from [0, ``high``], default the largest answer among ``examples``): what a
     labeller marks at a glance. Integer answers only.
@@ -85,8 +97,15 @@ def demonstration_pairs(task, examples, seed: int = 0, min_gap: int = 10,
     return pairs
 
 
-NEAR_MISSES = ("last_digit", "plus_minus_1", "plus_minus_10", "one_digit", "drop_digit",
-               "extra_digit", "swap_digits")
+NEAR_MISSES = (
+    "last_digit",
+    "plus_minus_1",
+    "plus_minus_10",
+    "one_digit",
+    "drop_digit",
+    "extra_digit",
+    "swap_digits",
+)
 
 
 def near_miss(answer: str, kind: str, rng: random.Random) -> str:
@@ -110,10 +129,10 @@ def near_miss(answer: str, kind: str, rng: random.Random) -> str:
         out = str(a + step if a < step or rng.random() < 0.5 else a - step)
     elif kind == "one_digit":
         i = rng.randrange(len(answer))
-        out = answer[:i] + rng.choice([c for c in "0123456789" if c != answer[i]]) + answer[i + 1:]
+        out = answer[:i] + rng.choice([c for c in "0123456789" if c != answer[i]]) + answer[i + 1 :]
     elif kind == "drop_digit":
         i = rng.randrange(len(answer))
-        out = answer[:i] + answer[i + 1:] if len(answer) > 1 else answer + d
+        out = answer[:i] + answer[i + 1 :] if len(answer) > 1 else answer + d
     elif kind == "extra_digit":
         i = rng.randrange(len(answer) + 1)
         out = answer[:i] + d + answer[i:]
@@ -125,17 +144,25 @@ def near_miss(answer: str, kind: str, rng: random.Random) -> str:
 
 def _swap(answer: str, rng: random.Random) -> str:
     i, j = sorted(rng.sample(range(len(answer)), 2)) if len(answer) > 1 else (0, 0)
-    return answer[:i] + answer[j] + answer[i + 1:j] + answer[i] + answer[j + 1:]
+    return answer[:i] + answer[j] + answer[i + 1 : j] + answer[i] + answer[j + 1 :]
 
 
-POLICY_ERROR_MIX = {"last_digit": 4, "plus_minus_1": 4, "plus_minus_10": 1, "one_digit": 1,
-                    "drop_digit": 0.5, "extra_digit": 0.5, "swap_digits": 0.5}
+POLICY_ERROR_MIX = {
+    "last_digit": 4,
+    "plus_minus_1": 4,
+    "plus_minus_10": 1,
+    "one_digit": 1,
+    "drop_digit": 0.5,
+    "extra_digit": 0.5,
+    "swap_digits": 0.5,
+}
 """Weights of the near-miss kinds, roughly the tiny SFT policy's own errors on held-out prompts:
 mostly a wrong units digit (+-1 in two cases of three), then the tens digit, rarely the length."""
 
 
-def near_miss_pairs(task, examples, per_example: int = 1, seed: int = 0,
-                    mix: dict | None = None) -> list[dict]:
+def near_miss_pairs(
+    task, examples, per_example: int = 1, seed: int = 0, mix: dict | None = None
+) -> list[dict]:
     """The reference answer preferred to ``per_example`` near misses of it (:func:`near_miss`,
     kinds drawn with weights ``mix``, default :data:`POLICY_ERROR_MIX`): free, unlimited pairs
     of the kind a policy gets wrong. Integer answers only.
@@ -148,6 +175,12 @@ def near_miss_pairs(task, examples, per_example: int = 1, seed: int = 0,
     mix = mix or POLICY_ERROR_MIX
     rng = random.Random(seed)
     kinds, weights = list(mix), list(mix.values())
-    return [{"prompt": e.prompt, "chosen": e.answer,
-             "rejected": near_miss(e.answer, rng.choices(kinds, weights)[0], rng)}
-            for e in examples for _ in range(per_example)]
+    return [
+        {
+            "prompt": e.prompt,
+            "chosen": e.answer,
+            "rejected": near_miss(e.answer, rng.choices(kinds, weights)[0], rng),
+        }
+        for e in examples
+        for _ in range(per_example)
+    ]

@@ -78,8 +78,14 @@ class PPOTrainer(GRPOTrainer):
         ``pack=False``: rows drawn at random (minibatches), whose groups rarely have equal
         sizes, skip the packed forward (``labkit.models.prefix``) and its check."""
         logits, h = completion_outputs(  # [b, T, V], [b, T, H]: the state before each token
-            self.model, r.prompt_ids[rows], r.prompt_mask[rows],
-            r.completion_ids[rows], r.completion_mask[rows], hidden=True, pack=pack)
+            self.model,
+            r.prompt_ids[rows],
+            r.prompt_mask[rows],
+            r.completion_ids[rows],
+            r.completion_mask[rows],
+            hidden=True,
+            pack=pack,
+        )
         values = self.value_head(h).squeeze(-1)  # [b, T]
         logp = token_logprobs(logits, r.completion_ids[rows], self.config.temperature or 1.0)
         return logp, logits, values
@@ -109,8 +115,9 @@ class PPOTrainer(GRPOTrainer):
             r.old_logp, _, r.values = self.forward(r)  # [B, T], [B, T]
             self.reference_logprobs(r)
         r.token_rewards = self.token_rewards(r)  # [B, T]
-        r.advantages, r.returns = gae(r.token_rewards, r.values, r.completion_mask, c.gamma,
-                                         c.lam)  # [B, T]
+        r.advantages, r.returns = gae(
+            r.token_rewards, r.values, r.completion_mask, c.gamma, c.lam
+        )  # [B, T]
         if c.whiten_advantages:
             r.advantages = whiten(r.advantages, r.loss_mask)
         return r
@@ -123,17 +130,28 @@ class PPOTrainer(GRPOTrainer):
         logp, logits, values = self.forward(r, mb, pack=c.num_mini_batches == 1)  # [b, T] x3
         ref = None if r.ref_logp is None else r.ref_logp[mb]
         pl, st = policy_loss(
-            logp, r.old_logp[mb], r.advantages[mb], r.loss_mask[mb], loss_type=c.loss_type,
-            epsilon=c.epsilon, epsilon_high=c.epsilon_high, importance_sampling_level="token",
-            max_completion_length=self.max_len, ref_logp=ref,
-            beta=0.0 if c.kl_in_reward else c.beta, kl_estimator=c.kl_estimator)
-        vl, vst = value_loss(values, r.values[mb], r.returns[mb], r.loss_mask[mb],
-                             c.cliprange_value)
+            logp,
+            r.old_logp[mb],
+            r.advantages[mb],
+            r.loss_mask[mb],
+            loss_type=c.loss_type,
+            epsilon=c.epsilon,
+            epsilon_high=c.epsilon_high,
+            importance_sampling_level="token",
+            max_completion_length=self.max_len,
+            ref_logp=ref,
+            beta=0.0 if c.kl_in_reward else c.beta,
+            kl_estimator=c.kl_estimator,
+        )
+        vl, vst = value_loss(
+            values, r.values[mb], r.returns[mb], r.loss_mask[mb], c.cliprange_value
+        )
         H = None
         if c.entropy_coef:  # L = policy + c_vf value - c_H entropy (seed 002)
             H = entropy_from_logits(logits, c.temperature or 1.0)  # [b, T] with grad
-            pl = pl + entropy_bonus(logits, r.loss_mask[mb], c.entropy_coef,
-                                    c.temperature or 1.0, H)
+            pl = pl + entropy_bonus(
+                logits, r.loss_mask[mb], c.entropy_coef, c.temperature or 1.0, H
+            )
             H = H.detach()
         return pl + c.vf_coef * vl, {**st, "vf/clipfrac": vst["vf/clipfrac"]}, logp, logits, H
 
@@ -149,7 +167,7 @@ class PPOTrainer(GRPOTrainer):
         for epoch in range(c.ppo_epochs):
             perm = torch.randperm(B, generator=self.generator, device=self.device)  # [B]
             for k in range(c.num_mini_batches):
-                mb = perm[k * n:(k + 1) * n]  # [b]
+                mb = perm[k * n : (k + 1) * n]  # [b]
                 loss, st, logp, logits, H = self.minibatch_loss(r, mb)
                 grad_norm = self.optimizer_step(loss)
                 updates.append(st)
@@ -158,8 +176,13 @@ class PPOTrainer(GRPOTrainer):
                 if first is None:
                     if H is None:  # no bonus: the first minibatch's entropy, for the record
                         H = entropy_from_logits(logits.detach(), c.temperature or 1.0)  # [b, T]
-                    first = {**st, "loss": loss.detach(), "grad_norm": grad_norm, "mb": mb,
-                             "entropy": H}
+                    first = {
+                        **st,
+                        "loss": loss.detach(),
+                        "grad_norm": grad_norm,
+                        "mb": mb,
+                        "entropy": H,
+                    }
         first["per_token"], first["updates"] = per_token, inner_update_metrics(updates)
         return first
 
@@ -172,22 +195,37 @@ class PPOTrainer(GRPOTrainer):
         r = self.collect()
         t_rollout = time.perf_counter() - t0
         self.prepare(r)
-        _, critic = value_loss(r.values, r.values, r.returns, r.loss_mask,
-                               None)  # the critic before updating
+        _, critic = value_loss(
+            r.values, r.values, r.returns, r.loss_mask, None
+        )  # the critic before updating
         st = self.optimise(r)
         mb, entropy, per_token = st.pop("mb"), st.pop("entropy"), st.pop("per_token")
         updates = st.pop("updates")
         logp = per_token.pop("logp", r.old_logp)  # [B, T] (diagnostics=0: nothing recorded)
-        per_token.update({"advantage_t": r.advantages, "value": r.values,
-                          "return": r.returns, "reward": r.token_rewards})  # [B, T] each
+        per_token.update(
+            {
+                "advantage_t": r.advantages,
+                "value": r.values,
+                "return": r.returns,
+                "reward": r.token_rewards,
+            }
+        )  # [B, T] each
         mask = r.loss_mask
         m = {**step_metrics(r, st, entropy, r.completion_mask[mb], c.num_generations), **updates}
-        m.update({"adv/mean_abs": (r.advantages.abs() * mask).sum().item() / mask.sum().item(),
-                  "vf/loss": critic["loss"].item(),
-                  "vf/explained_var": critic["vf/explained_var"].item(),
-                  "vf/value_mean": critic["vf/value_mean"].item(), "time/rollout": t_rollout})
-        return StepRecord(m, sample_rows(r, c.num_generations),
-                          token_rows(r, self.tokenizer, logp, per_token, c.diagnostics))
+        m.update(
+            {
+                "adv/mean_abs": (r.advantages.abs() * mask).sum().item() / mask.sum().item(),
+                "vf/loss": critic["loss"].item(),
+                "vf/explained_var": critic["vf/explained_var"].item(),
+                "vf/value_mean": critic["vf/value_mean"].item(),
+                "time/rollout": t_rollout,
+            }
+        )
+        return StepRecord(
+            m,
+            sample_rows(r, c.num_generations),
+            token_rows(r, self.tokenizer, logp, per_token, c.diagnostics),
+        )
 
 
 def _scatter(into: dict, per_token: dict, rows: torch.Tensor, B: int) -> None:

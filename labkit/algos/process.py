@@ -50,8 +50,9 @@ class ProcessGRPOTrainer(GRPOTrainer):
         super().prepare(r)
         T = r.completion_ids.shape[1]
         ends, rew, valid = step_rewards(r, T, self.prm)  # [B, K] x3
-        r.advantages = process_advantages(ends, rew, valid, self.config.num_generations,
-                                          T)  # [B, T]
+        r.advantages = process_advantages(
+            ends, rew, valid, self.config.num_generations, T
+        )  # [B, T]
         return r
 
 

@@ -52,16 +52,29 @@ class RejectionSample:
         """Over all drawn samples: accuracy, think rate, mean length; kept count and share;
         distinct prompts with at least one kept sample (``prompts_covered``)."""
         n, kept = len(self.completions), self.kept
-        return {"drawn": n, "kept": sum(kept), "kept_frac": sum(kept) / max(1, n),
-                "accuracy": sum(self.correct) / max(1, n),
-                "think_rate": sum(self.think) / max(1, n),
-                "len_mean": sum(self.lengths) / max(1, n),
-                "prompts_covered": len({p for p, k in zip(self.prompts, kept) if k})}
+        return {
+            "drawn": n,
+            "kept": sum(kept),
+            "kept_frac": sum(kept) / max(1, n),
+            "accuracy": sum(self.correct) / max(1, n),
+            "think_rate": sum(self.think) / max(1, n),
+            "len_mean": sum(self.lengths) / max(1, n),
+            "prompts_covered": len({p for p, k in zip(self.prompts, kept) if k}),
+        }
 
 
-def rejection_sample(model, tokenizer, task, examples, n: int = 1, keep: str = "correct",
-                     max_completion_length: int = 64, temperature: float = 1.0, seed: int = 0,
-                     batch_size: int = 512) -> RejectionSample:
+def rejection_sample(
+    model,
+    tokenizer,
+    task,
+    examples,
+    n: int = 1,
+    keep: str = "correct",
+    max_completion_length: int = 64,
+    temperature: float = 1.0,
+    seed: int = 0,
+    batch_size: int = 512,
+) -> RejectionSample:
     """Sample ``n`` completions for each example (seeded generator) and verify each: a
     :func:`~labkit.runs.evaluate.probe` of ``examples``.
 
@@ -71,9 +84,23 @@ def rejection_sample(model, tokenizer, task, examples, n: int = 1, keep: str = "
     choose("keep", keep, REJECTION_KEEPS)
     if n < 1:
         raise ValueError(f"n={n}: draw at least 1 completion per prompt")
-    p = probe(model, tokenizer, task, examples=examples, samples=n, temperature=temperature,
-              max_completion_length=max_completion_length, seed=seed, batch_size=batch_size)
+    p = probe(
+        model,
+        tokenizer,
+        task,
+        examples=examples,
+        samples=n,
+        temperature=temperature,
+        max_completion_length=max_completion_length,
+        seed=seed,
+        batch_size=batch_size,
+    )
     return RejectionSample(
-        [e.prompt for e in p.examples], p.completions, [e.answer for e in p.examples],
-        p.correct, [bool(parse(c).well_formed and parse(c).think) for c in p.completions],
-        p.lengths, keep)
+        [e.prompt for e in p.examples],
+        p.completions,
+        [e.answer for e in p.examples],
+        p.correct,
+        [bool(parse(c).well_formed and parse(c).think) for c in p.completions],
+        p.lengths,
+        keep,
+    )

@@ -54,23 +54,27 @@ class RewardModel(torch.nn.Module):
         ids = torch.cat([b.prompt_ids, b.completion_ids], 1)  # [B, P+T]
         attn = torch.cat([b.prompt_mask, b.completion_mask], 1)  # [B, P+T]
         pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        out = self.lm(input_ids=ids, attention_mask=attn, position_ids=pos,
-                      output_hidden_states=True)
+        out = self.lm(
+            input_ids=ids, attention_mask=attn, position_ids=pos, output_hidden_states=True
+        )
         P = b.prompt_ids.shape[1]
         last = P + b.lengths - 1  # [B] the eos position
         h = out.hidden_states[-1][torch.arange(len(prompts), device=dev), last]  # [B, H]
         r = self.head(h).squeeze(-1)  # [B]
         if self.readout == "head":
             return r
-        logp = token_logprobs(out.logits[:, P - 1:-1], b.completion_ids)  # [B, T]
+        logp = token_logprobs(out.logits[:, P - 1 : -1], b.completion_ids)  # [B, T]
         return r + (logp * b.completion_mask).sum(-1)  # [B]
 
     def save(self, path) -> None:
         """Write the trunk (``save_pretrained``), its tokenizer and ``reward_head.json``."""
         self.lm.save_pretrained(path)
         self.tokenizer.save_pretrained(path)
-        head = {"readout": self.readout, "weight": self.head.weight[0].tolist(),
-                "bias": self.head.bias.item()}
+        head = {
+            "readout": self.readout,
+            "weight": self.head.weight[0].tolist(),
+            "bias": self.head.bias.item(),
+        }
         with open(pathlib.Path(path) / "reward_head.json", "w") as f:
             json.dump(head, f)
 
@@ -86,7 +90,7 @@ class RewardModel(torch.nn.Module):
         self.eval()
         hits = 0
         for i in range(0, len(pairs), batch_size):
-            w, lo = self.pair_scores(pairs[i:i + batch_size])
+            w, lo = self.pair_scores(pairs[i : i + batch_size])
             hits += (w > lo).sum().item()
         return hits / len(pairs)
 
@@ -115,14 +119,26 @@ class RewardModelTrainer(Trainer):
     algorithm = "reward_model"
     fused_adamw = False  # as when the shipped checkpoints were made: they rebuild bit for bit
 
-    def __init__(self, model="tiny", pairs=(), heldout=None, task=None,
-                 config: RewardModelConfig | None = None, tokenizer=None,
-                 run_name: str | None = None, readout: str = "head", device=None, dtype=None,
-                 **overrides):
+    def __init__(
+        self,
+        model="tiny",
+        pairs=(),
+        heldout=None,
+        task=None,
+        config: RewardModelConfig | None = None,
+        tokenizer=None,
+        run_name: str | None = None,
+        readout: str = "head",
+        device=None,
+        dtype=None,
+        **overrides,
+    ):
         self.pairs, self.heldout, self.readout = list(pairs), heldout, readout
         if not self.pairs:
-            raise ValueError("pairs is empty: give preference pairs {'prompt', 'chosen', "
-                             "'rejected'} (labkit.pairs builds them)")
+            raise ValueError(
+                "pairs is empty: give preference pairs {'prompt', 'chosen', "
+                "'rejected'} (labkit.pairs builds them)"
+            )
         super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
 
     def load_model(self, model, tokenizer):
@@ -139,9 +155,12 @@ class RewardModelTrainer(Trainer):
 
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
-        return {**super().restore_kwargs(run_dir, meta), "readout": meta["readout"],
-                "pairs": load_jsonl(run_dir / "pairs.jsonl"),
-                "heldout": load_jsonl(run_dir / "heldout.jsonl")[0]["heldout"]}
+        return {
+            **super().restore_kwargs(run_dir, meta),
+            "readout": meta["readout"],
+            "pairs": load_jsonl(run_dir / "pairs.jsonl"),
+            "heldout": load_jsonl(run_dir / "heldout.jsonl")[0]["heldout"],
+        }
 
     def train_step(self) -> StepRecord:
         c, rm = self.config, self.model
@@ -156,17 +175,33 @@ class RewardModelTrainer(Trainer):
         return StepRecord(m)
 
 
-def train_reward_model(pairs: list[dict], model="tiny", tokenizer=None, heldout=None,
-                       config: RewardModelConfig | None = None, progress: bool = True,
-                       readout: str = "head", run_name: str | None = None, **kw):
+def train_reward_model(
+    pairs: list[dict],
+    model="tiny",
+    tokenizer=None,
+    heldout=None,
+    config: RewardModelConfig | None = None,
+    progress: bool = True,
+    readout: str = "head",
+    run_name: str | None = None,
+    **kw,
+):
     """Fit a :class:`RewardModel` on pairs with the Bradley-Terry loss: (rm, RunLog).
 
     ``model``: the trunk to start from (``"tiny"``: the policy's network; ``"tiny-random"``:
     fresh); ``readout``: see :class:`RewardModel`; the log's metrics: see
     :class:`RewardModelTrainer`.
     """
-    trainer = RewardModelTrainer(model, pairs, heldout, config=config, tokenizer=tokenizer,
-                                 run_name=run_name, readout=readout, **kw)
+    trainer = RewardModelTrainer(
+        model,
+        pairs,
+        heldout,
+        config=config,
+        tokenizer=tokenizer,
+        run_name=run_name,
+        readout=readout,
+        **kw,
+    )
     log = trainer.train(progress=progress)
     return trainer.model, log
 
@@ -192,9 +227,11 @@ def load_reward_model(name: str = "tiny-addition-rm") -> RewardModel:
     """
     path = REWARD_MODELS.get(name, pathlib.Path(name).expanduser())
     if not (pathlib.Path(path) / "reward_head.json").exists():
-        raise FileNotFoundError(f"no reward model at {path}: pass one of {sorted(REWARD_MODELS)} "
-                                "or a folder written by RewardModel.save (shipped: run "
-                                "`python scripts/make_reward_model.py` to rebuild it)")
+        raise FileNotFoundError(
+            f"no reward model at {path}: pass one of {sorted(REWARD_MODELS)} "
+            "or a folder written by RewardModel.save (shipped: run "
+            "`python scripts/make_reward_model.py` to rebuild it)"
+        )
     with open(pathlib.Path(path) / "reward_head.json") as f:
         head = json.load(f)
     rm = RewardModel(str(path), readout=head["readout"])

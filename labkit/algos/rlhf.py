@@ -61,11 +61,20 @@ def watched_reward(rm: RewardModel, task, record: list):
     return reward_model
 
 
-def rlhf_three_stages(model: str = "tiny", task="addition", sft_steps: int = 20,
-                      reward_model: str | None = "tiny-addition-rm", rm_steps: int = 800,
-                      rm_readout: str = "head+logprob", rl: str = "grpo", rl_steps: int = 100,
-                      probe: int = 500, seed: int = 0, progress: bool = False,
-                      **rl_overrides) -> dict:
+def rlhf_three_stages(
+    model: str = "tiny",
+    task="addition",
+    sft_steps: int = 20,
+    reward_model: str | None = "tiny-addition-rm",
+    rm_steps: int = 800,
+    rm_readout: str = "head+logprob",
+    rl: str = "grpo",
+    rl_steps: int = 100,
+    probe: int = 500,
+    seed: int = 0,
+    progress: bool = False,
+    **rl_overrides,
+) -> dict:
     """Run SFT -> reward model -> RL; returns each stage's figures and objects.
 
     ``reward_model``: a shipped or saved RM to load (stage 2 done offline), or None to train one
@@ -85,15 +94,28 @@ def rlhf_three_stages(model: str = "tiny", task="addition", sft_steps: int = 20,
 
     out = {"accuracy": {"start": acc()}}
     if sft_steps:  # stage 1
-        sft(policy, tok, [(e.prompt, e.answer) for e in t.train], sft_steps, batch_size=64,
-            learning_rate=3e-4, seed=seed, progress=progress)
+        sft(
+            policy,
+            tok,
+            [(e.prompt, e.answer) for e in t.train],
+            sft_steps,
+            batch_size=64,
+            learning_rate=3e-4,
+            seed=seed,
+            progress=progress,
+        )
     out["accuracy"]["sft"] = acc()
     rm, rm_log = reward_stage(policy, tok, t, reward_model, rm_steps, rm_readout, seed, progress)
     near = rollout_pairs(policy, tok, t, t.heldout[-400:], 8, seed=seed + 1)
     clear = demonstration_pairs(t, t.heldout[-400:], seed=seed + 1)
-    out.update(rm_heldout_accuracy={"clear errors": rm.accuracy(clear),
-                                    "policy near misses": rm.accuracy(near)},
-               rm_log=rm_log, reward_model=rm)
+    out.update(
+        rm_heldout_accuracy={
+            "clear errors": rm.accuracy(clear),
+            "policy near misses": rm.accuracy(near),
+        },
+        rm_log=rm_log,
+        reward_model=rm,
+    )
     trainer, agree = rl_stage(rl, policy, tok, t, rm, rl_steps, seed, progress, rl_overrides)
     out["accuracy"]["rl"] = acc()
     out.update(rl_log=trainer.log, model=policy, tokenizer=tok, agreement=agree)
@@ -103,16 +125,25 @@ def rlhf_three_stages(model: str = "tiny", task="addition", sft_steps: int = 20,
 def rl_stage(rl, policy, tok, task, rm, steps, seed, progress, overrides):
     """Stage 3: (trainer, per-step DataFrame of RM/verifier agreement and verifier accuracy)."""
     cls = GRPOTrainer if rl == "grpo" else PPOTrainer
-    kw = {"max_steps": steps, "seed": seed, "prompts_per_step": 16, "num_generations": 16,
-          "learning_rate": 5e-4, "num_iterations": 2, **overrides}
+    kw = {
+        "max_steps": steps,
+        "seed": seed,
+        "prompts_per_step": 16,
+        "num_generations": 16,
+        "learning_rate": 5e-4,
+        "num_iterations": 2,
+        **overrides,
+    }
     record = []
-    trainer = cls(policy, reward_funcs=[watched_reward(rm, task, record)], task=task,
-                  tokenizer=tok, **kw)
+    trainer = cls(
+        policy, reward_funcs=[watched_reward(rm, task, record)], task=task, tokenizer=tok, **kw
+    )
     trainer.train(progress=progress)
     m = trainer.log.metrics  # one reward call per step (more with dynamic sampling)
     agree = record if len(record) == len(m) else [float("nan")] * len(m)
-    return trainer, pd.DataFrame({"step": m["step"], "rm_verifier_agreement": agree,
-                                  "verifier_accuracy": m["accuracy"]})
+    return trainer, pd.DataFrame(
+        {"step": m["step"], "rm_verifier_agreement": agree, "verifier_accuracy": m["accuracy"]}
+    )
 
 
 def reward_stage(policy, tok, task, reward_model, rm_steps, readout, seed, progress):
@@ -120,9 +151,20 @@ def reward_stage(policy, tok, task, reward_model, rm_steps, readout, seed, progr
     if reward_model is not None:
         return load_reward_model(reward_model), None
     prompts = task.sample_prompts(2048, random.Random(seed))
-    train = near_miss_pairs(task, prompts, 4, seed=seed) + demonstration_pairs(task, prompts,
-                                                                               seed=seed)
+    train = near_miss_pairs(task, prompts, 4, seed=seed) + demonstration_pairs(
+        task, prompts, seed=seed
+    )
     random.Random(seed).shuffle(train)
-    return train_reward_model(train, copy.deepcopy(policy), tok, max_steps=rm_steps,
-                              learning_rate=3e-4, batch_size=64, warmup_steps=min(30, rm_steps - 1),
-                              lr_scheduler_type="cosine", seed=seed, progress=progress, readout=readout)
+    return train_reward_model(
+        train,
+        copy.deepcopy(policy),
+        tok,
+        max_steps=rm_steps,
+        learning_rate=3e-4,
+        batch_size=64,
+        warmup_steps=min(30, rm_steps - 1),
+        lr_scheduler_type="cosine",
+        seed=seed,
+        progress=progress,
+        readout=readout,
+    )

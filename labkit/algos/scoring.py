@@ -32,20 +32,25 @@ class RewardScoring:
 
     @staticmethod
     def _check_rewards(funcs, weights):
-        funcs = [get_reward(f) for f in ([funcs] if callable(funcs) or isinstance(funcs, str)
-                                         else funcs)]
+        funcs = [
+            get_reward(f) for f in ([funcs] if callable(funcs) or isinstance(funcs, str) else funcs)
+        ]
         if not funcs:
             raise ValueError("reward_funcs is empty: pass at least one reward function")
         weights = [1.0] * len(funcs) if weights is None else list(weights)
         if len(weights) != len(funcs):
-            raise ValueError(f"reward_weights has {len(weights)} values for {len(funcs)} reward "
-                             "functions: give one weight per function")
+            raise ValueError(
+                f"reward_weights has {len(weights)} values for {len(funcs)} reward "
+                "functions: give one weight per function"
+            )
         return list(zip(funcs, weights))
 
     def reward_run_config(self) -> dict:
         """The reward part of ``run_config()``: the functions' names and their version."""
-        return {"reward_funcs": [reward_name(f) for f, _ in self.reward_funcs],
-                "reward_version": self.reward_version}
+        return {
+            "reward_funcs": [reward_name(f) for f, _ in self.reward_funcs],
+            "reward_version": self.reward_version,
+        }
 
     @property
     def reward_version(self) -> str:
@@ -82,8 +87,9 @@ class RewardScoring:
         ``overlong_buffer``, DAPO's soft overlong punishment as ``overlong``)."""
         c = self.config
         columns = self.task.columns(r.examples)
-        per_fn, info, errors = run_rewards(self.reward_runner, self.reward_funcs, r.completions,
-                                           columns)
+        per_fn, info, errors = run_rewards(
+            self.reward_runner, self.reward_funcs, r.completions, columns
+        )
         r.info.update(info)
         for name, err in errors.items():  # reward_errors='skip': the step goes on without it
             self.log_event("reward_error", {"reward": name, "error": err})
@@ -92,8 +98,9 @@ class RewardScoring:
         w = torch.tensor([w for _, w in self.reward_funcs], device=dev).unsqueeze(1)  # [F, 1]
         total = torch.nansum(values * w, 0)  # [B]
         if c.overlong_buffer:
-            pen = soft_overlong_penalty(r.lengths, c.max_completion_length, c.overlong_buffer,
-                                        c.overlong_penalty)  # [B]
+            pen = soft_overlong_penalty(
+                r.lengths, c.max_completion_length, c.overlong_buffer, c.overlong_penalty
+            )  # [B]
             per_fn["overlong"] = pen.tolist()
             total = total + pen
         r.rewards, r.rewards_per_func = total, per_fn

@@ -25,9 +25,18 @@ class SFTTrainer(Trainer):
     algorithm = "sft"
     fused_adamw = False  # as when the shipped checkpoints were made: they rebuild bit for bit
 
-    def __init__(self, model="tiny", pairs=(), task=None, config: SFTConfig | None = None,
-                 tokenizer=None, run_name: str | None = None, device=None, dtype=None,
-                 **overrides):
+    def __init__(
+        self,
+        model="tiny",
+        pairs=(),
+        task=None,
+        config: SFTConfig | None = None,
+        tokenizer=None,
+        run_name: str | None = None,
+        device=None,
+        dtype=None,
+        **overrides,
+    ):
         self.pairs = [tuple(p) for p in pairs]
         if not self.pairs:
             raise ValueError("pairs is empty: give (prompt, target) pairs to learn from")
@@ -35,8 +44,9 @@ class SFTTrainer(Trainer):
 
     def on_log_ready(self) -> None:
         if self.log.path is not None:
-            save_jsonl(self.log.path / "pairs.jsonl",
-                       [{"prompt": p, "target": t} for p, t in self.pairs])
+            save_jsonl(
+                self.log.path / "pairs.jsonl", [{"prompt": p, "target": t} for p, t in self.pairs]
+            )
 
     def run_config(self) -> dict:
         return {**super().run_config(), "pairs": len(self.pairs)}
@@ -44,29 +54,49 @@ class SFTTrainer(Trainer):
     @classmethod
     def restore_kwargs(cls, run_dir, meta: dict) -> dict:
         rows = load_jsonl(run_dir / "pairs.jsonl")
-        return {**super().restore_kwargs(run_dir, meta),
-                "pairs": [(r["prompt"], r["target"]) for r in rows]}
+        return {
+            **super().restore_kwargs(run_dir, meta),
+            "pairs": [(r["prompt"], r["target"]) for r in rows],
+        }
 
     def train_step(self) -> StepRecord:
-        batch = tokenize_pairs(self.tokenizer,
-                               [self.rng.choice(self.pairs) for _ in range(self.config.batch_size)],
-                               self.device)
+        batch = tokenize_pairs(
+            self.tokenizer,
+            [self.rng.choice(self.pairs) for _ in range(self.config.batch_size)],
+            self.device,
+        )
         self.model.train()
         loss = -masked_mean(completion_logprobs(self.model, batch), batch.completion_mask)
         grad_norm = self.optimizer_step(loss)
         return StepRecord({"loss": loss.item(), "grad_norm": float(grad_norm)})
 
 
-def sft(model, tokenizer, pairs: list[tuple[str, str]], steps: int, batch_size: int = 128,
-        learning_rate: float = 3e-3, seed: int = 0, stop: Callable[[int], bool] | None = None,
-        eval_every: int = 50, progress: bool = True) -> list[float]:
+def sft(
+    model,
+    tokenizer,
+    pairs: list[tuple[str, str]],
+    steps: int,
+    batch_size: int = 128,
+    learning_rate: float = 3e-3,
+    seed: int = 0,
+    stop: Callable[[int], bool] | None = None,
+    eval_every: int = 50,
+    progress: bool = True,
+) -> list[float]:
     """Train ``model`` in place on (prompt, target) pairs for ``steps`` steps; ``stop(step)``,
     asked every ``eval_every`` steps, may end it early. Returns the loss of every step.
 
     The learning rate warms up over 20 steps, then stays (:class:`SFTConfig`'s defaults).
     """
-    trainer = SFTTrainer(model, pairs, tokenizer=tokenizer, max_steps=steps,
-                         batch_size=batch_size, learning_rate=learning_rate, seed=seed)
+    trainer = SFTTrainer(
+        model,
+        pairs,
+        tokenizer=tokenizer,
+        max_steps=steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        seed=seed,
+    )
     trainer.algorithm = "cold-start SFT"  # the progress bar's name
 
     def ask(t, m):

@@ -53,10 +53,11 @@ class StepVerifier(torch.nn.Module):
         ids = torch.cat([b.prompt_ids, b.completion_ids], 1)  # [B, P+T]
         attn = torch.cat([b.prompt_mask, b.completion_mask], 1)  # [B, P+T]
         pos = (attn.cumsum(-1) - 1).clamp(min=0)  # [B, P+T]
-        out = self.lm(input_ids=ids, attention_mask=attn, position_ids=pos,
-                      output_hidden_states=True)
+        out = self.lm(
+            input_ids=ids, attention_mask=attn, position_ids=pos, output_hidden_states=True
+        )
         P = b.prompt_ids.shape[1]
-        logp = token_logprobs(out.logits[:, P - 1:-1], b.completion_ids) * b.completion_mask
+        logp = token_logprobs(out.logits[:, P - 1 : -1], b.completion_ids) * b.completion_mask
         cum = torch.cat([logp.new_zeros(len(logp), 1), logp.cumsum(-1)], 1)  # [B, T+1]
         return self.head(out.hidden_states[-1][:, P:]).squeeze(-1), cum  # [B, T], [B, T+1]
 
@@ -78,8 +79,9 @@ class StepVerifier(torch.nn.Module):
         self.eval()
         out = []
         for i in range(0, len(prompts), batch_size):
-            lg, _, valid = self.step_logits(prompts[i:i + batch_size],
-                                            completions[i:i + batch_size])  # [b, K]
+            lg, _, valid = self.step_logits(
+                prompts[i : i + batch_size], completions[i : i + batch_size]
+            )  # [b, K]
             p = lg.sigmoid()  # [b, K]
             out += [p[j][valid[j]].tolist() for j in range(len(p))]
         return out
@@ -95,19 +97,29 @@ def verifier_loss(v: StepVerifier, prompts, completions):
     return loss, {"loss": loss.detach(), "step_accuracy": acc}
 
 
-def train_verifier(model, tokenizer, data: list[tuple[str, str]], kind: str = "prm",
-                   steps: int = 200, batch_size: int = 64, learning_rate: float = 3e-4,
-                   head_learning_rate: float = 1e-2,
-                   seed: int = 0) -> tuple[StepVerifier, list[dict]]:
+def train_verifier(
+    model,
+    tokenizer,
+    data: list[tuple[str, str]],
+    kind: str = "prm",
+    steps: int = 200,
+    batch_size: int = 64,
+    learning_rate: float = 3e-4,
+    head_learning_rate: float = 1e-2,
+    seed: int = 0,
+) -> tuple[StepVerifier, list[dict]]:
     """Fit a :class:`StepVerifier` on (prompt, completion) pairs (labels from
     ``labkit.rewards.process``) with AdamW, the trunk at ``learning_rate``, the head and alpha
     (fresh, few) at ``head_learning_rate``: (verifier, one stats dict per step)."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
     v = StepVerifier(model, tokenizer, kind)
-    opt = torch.optim.AdamW([{"params": v.lm.parameters(), "lr": learning_rate},
-                             {"params": [*v.head.parameters(), v.alpha],
-                              "lr": head_learning_rate}])
+    opt = torch.optim.AdamW(
+        [
+            {"params": v.lm.parameters(), "lr": learning_rate},
+            {"params": [*v.head.parameters(), v.alpha], "lr": head_learning_rate},
+        ]
+    )
     hist = []
     v.train()
     for _ in range(steps):
@@ -154,18 +166,18 @@ def verifier_reward(v: StepVerifier, aggregate: str = "min", name: str | None = 
 
 
 @torch.no_grad()
-def verifier_quality(v: StepVerifier, data: list[tuple[str, str]],
-                     batch_size: int = 256) -> dict:
+def verifier_quality(v: StepVerifier, data: list[tuple[str, str]], batch_size: int = 256) -> dict:
     """Held-out: accuracy of p > 1/2 on the thought steps' labels and on the answers' labels,
     and the share of wrong answers among the completions the verifier calls right."""
     hits = {"thought": [0, 0], "answer": [0, 0]}
     fooled = [0, 0]
     v.eval()
     for i in range(0, len(data), batch_size):
-        chunk = data[i:i + batch_size]
+        chunk = data[i : i + batch_size]
         lg, y, valid = v.step_logits([p for p, _ in chunk], [c for _, c in chunk])  # [b, K]
-        _, _, valid_all = step_tensors([c for _, c in chunk], [p for p, _ in chunk],
-                                       lg.shape[1])  # every step, to find the answer steps
+        _, _, valid_all = step_tensors(
+            [c for _, c in chunk], [p for p, _ in chunk], lg.shape[1]
+        )  # every step, to find the answer steps
         last = valid_all.long().cumsum(-1) == valid_all.sum(-1, keepdim=True)  # [b, K]
         ok = (lg > 0).float() == y  # [b, K]
         for name, m in (("thought", valid & ~last), ("answer", valid & last)):

@@ -36,12 +36,16 @@ def trained_rows(r, config, max_len: int):
     The first ``diagnostics`` rows always train (the per-token record reads them)."""
     unfiltered = config.top_k == 0 and config.top_p >= 1.0  # the sampler's pi is pi_old's
     exact = config.beta == 0 and config.entropy_coef == 0  # nothing else reaches a row with A = 0
-    if (not config.skip_zero_advantage or not (unfiltered and exact) or r.sample_logp is None
-            or r.sample_entropy is None):
+    if (
+        not config.skip_zero_advantage
+        or not (unfiltered and exact)
+        or r.sample_logp is None
+        or r.sample_entropy is None
+    ):
         return None, None
     adv = r.advantages if r.advantages.dim() == 2 else r.advantages[:, None]  # [B, 1] or [B, T]
     live = ((adv * r.loss_mask) != 0).any(-1)  # [B]
-    live[:max(1, config.diagnostics)] = True
+    live[: max(1, config.diagnostics)] = True
     rows = live.nonzero().squeeze(-1)  # [b] ascending: one host sync
     if rows.shape[0] == live.shape[0]:
         return None, None
@@ -58,14 +62,15 @@ def whole_batch_stats(stats: dict, t, r, scale: torch.Tensor, config, kl: bool =
     out = dict(stats)
     out["loss/policy"] = stats["loss/policy"] * scale
     by_sequence = config.importance_sampling_level == "sequence"
-    count = ((lambda m: (m.sum(-1) > 0).sum()) if by_sequence else (lambda m: m.sum()))
+    count = (lambda m: (m.sum(-1) > 0).sum()) if by_sequence else (lambda m: m.sum())
     share = count(t.loss_mask) / count(r.loss_mask).clamp(min=1)  # trained / all
     for k in CLIP_KEYS + ("mask/off_policy_frac",):
         if k in out:
             out[k] = out[k] * share
     if kl and r.ref_logp is not None:
         ones = torch.ones_like(r.sample_logp[:, :1])  # [B, 1]: pi_theta = pi_old
-        _, info = kl_penalty(r.sample_logp, r.ref_logp, ones, r.loss_mask,
-                             estimator=config.kl_estimator)
+        _, info = kl_penalty(
+            r.sample_logp, r.ref_logp, ones, r.loss_mask, estimator=config.kl_estimator
+        )
         out.update({k: v for k, v in info.items() if k != "per_token"})
     return out

@@ -21,8 +21,14 @@ def bandit_testbed(runs: int = 2000, k: int = 10, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=(runs, k))
 
 
-def run_bandit(q_star: np.ndarray, steps: int = 1000, epsilon: float = 0.1,
-               strategy: str = "epsilon_greedy", c: float = 2.0, seed: int = 1) -> dict:
+def run_bandit(
+    q_star: np.ndarray,
+    steps: int = 1000,
+    epsilon: float = 0.1,
+    strategy: str = "epsilon_greedy",
+    c: float = 2.0,
+    seed: int = 1,
+) -> dict:
     """Sample-average action values Q_{n+1} = Q_n + (R_n - Q_n) / n, with one of two rules.
 
     epsilon_greedy: A_t = argmax_a Q_t(a), or a random arm with probability epsilon.

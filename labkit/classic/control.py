@@ -65,8 +65,9 @@ def epsilon_greedy(q: np.ndarray, epsilon: float, rng: np.random.Generator) -> i
     return int(best[rng.integers(len(best))])
 
 
-def td_target(method: str, r: float, q_next: np.ndarray, a_next: int, gamma: float,
-              epsilon: float, done: bool) -> float:
+def td_target(
+    method: str, r: float, q_next: np.ndarray, a_next: int, gamma: float, epsilon: float, done: bool
+) -> float:
     """The one-step target of each method (0 bootstrap at a terminal transition).
 
     >>> q_next = np.array([1., 3.])
@@ -84,9 +85,12 @@ def td_target(method: str, r: float, q_next: np.ndarray, a_next: int, gamma: flo
     raise ValueError(f"method must be one of {METHODS}; got {method!r}")
 
 
-def td_control(mdp: TabularMDP, cfg: ControlConfig,
-               callback: Callable[[int, np.ndarray, dict], None] | None = None,
-               every: int = 10) -> tuple[np.ndarray, dict]:
+def td_control(
+    mdp: TabularMDP,
+    cfg: ControlConfig,
+    callback: Callable[[int, np.ndarray, dict], None] | None = None,
+    every: int = 10,
+) -> tuple[np.ndarray, dict]:
     """Learn Q with cfg.method, acting epsilon-greedily; Q starts at 0.
 
     Returns (Q [S, A], stats) with stats["returns"] [N] (the undiscounted online return of each

@@ -53,13 +53,16 @@ def policy_evaluation(mdp: TabularMDP, pi: np.ndarray, gamma: float) -> np.ndarr
     r_pi = (pi * mdp.r_sa).sum(-1)  # [S]
     M = np.eye(mdp.n_states) - gamma * P_pi
     if np.linalg.cond(M) > 1e12:
-        raise ValueError("policy_evaluation: (I - gamma P_pi) is singular; the policy never "
-                         "ends some episodes. Use gamma < 1 or a policy that reaches a terminal.")
+        raise ValueError(
+            "policy_evaluation: (I - gamma P_pi) is singular; the policy never "
+            "ends some episodes. Use gamma < 1 or a policy that reaches a terminal."
+        )
     return np.linalg.solve(M, r_pi)
 
 
-def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-12, max_iter: int = 100_000,
-                    record: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+def value_iteration(
+    mdp: TabularMDP, gamma: float, tol: float = 1e-12, max_iter: int = 100_000, record: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     """V_{k+1}(s) = max_a sum_s' P(s'|s,a) [R + gamma V_k(s')] until max |V_{k+1} - V_k| < tol.
 
     Returns (V, Q, greedy policy, stats); stats["sweeps"], and stats["history"] (the V after
@@ -88,8 +91,9 @@ def value_iteration(mdp: TabularMDP, gamma: float, tol: float = 1e-12, max_iter:
     return V, Q, greedy(Q), stats
 
 
-def policy_iteration(mdp: TabularMDP, gamma: float, max_iter: int = 1000
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+def policy_iteration(
+    mdp: TabularMDP, gamma: float, max_iter: int = 1000
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
     """Evaluate pi exactly, improve it greedily, repeat until the policy is stable.
 
     pi_{k+1}(s) = argmax_a Q^{pi_k}(s, a); a tie keeps the current action, so it terminates.

@@ -48,8 +48,15 @@ class DQNConfig:
             raise ValueError(f"gamma must be in [0, 1]; got {self.gamma}")
         if not 0.0 <= self.end_e <= self.start_e <= 1.0:
             raise ValueError("need 0 <= end_e <= start_e <= 1 (epsilon schedule)")
-        for name in ("total_timesteps", "batch_size", "buffer_size", "target_network_frequency",
-                     "exploration_steps", "hidden", "max_episode_steps"):
+        for name in (
+            "total_timesteps",
+            "batch_size",
+            "buffer_size",
+            "target_network_frequency",
+            "exploration_steps",
+            "hidden",
+            "max_episode_steps",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1; got {getattr(self, name)}")
         if self.learning_rate <= 0:
@@ -59,8 +66,10 @@ class DQNConfig:
 def q_network(n_states: int, n_actions: int, hidden: int = 64, device=None) -> torch.nn.Module:
     """Q(s, .; theta): one-hot state [B, S] -> action values [B, A], built on ``device``."""
     return torch.nn.Sequential(
-        torch.nn.Linear(n_states, hidden, device=device), torch.nn.ReLU(),
-        torch.nn.Linear(hidden, hidden, device=device), torch.nn.ReLU(),
+        torch.nn.Linear(n_states, hidden, device=device),
+        torch.nn.ReLU(),
+        torch.nn.Linear(hidden, hidden, device=device),
+        torch.nn.ReLU(),
         torch.nn.Linear(hidden, n_actions, device=device),
     )
 
@@ -80,8 +89,14 @@ def resolve_device(device=None) -> torch.device:
     return torch.device("mps" if mps is not None and mps.is_available() else "cpu")
 
 
-def dqn_loss(q: torch.Tensor, a: torch.Tensor, r: torch.Tensor, done: torch.Tensor,
-             q_next: torch.Tensor, gamma: float) -> tuple[torch.Tensor, dict]:
+def dqn_loss(
+    q: torch.Tensor,
+    a: torch.Tensor,
+    r: torch.Tensor,
+    done: torch.Tensor,
+    q_next: torch.Tensor,
+    gamma: float,
+) -> tuple[torch.Tensor, dict]:
     """Squared TD error, y = r + gamma (1 - done) max_a' q_next(s', a') (no gradient through y).
 
     q: [B, A] Q(s, .; theta); a, r, done: [B]; q_next: [B, A] from theta^- (or theta).
@@ -119,8 +134,9 @@ def _epsilon(cfg: DQNConfig, step: int) -> float:
 
 
 def _update(net, target, opt, batch: np.ndarray, cfg: DQNConfig, eye: torch.Tensor) -> dict:
-    s, a, r, s2, done = (torch.as_tensor(batch[:, i], device=eye.device)
-                         for i in range(5))  # each [B], one host-to-device copy each
+    s, a, r, s2, done = (
+        torch.as_tensor(batch[:, i], device=eye.device) for i in range(5)
+    )  # each [B], one host-to-device copy each
     q = net(eye[s.long()])  # [B, A]
     with torch.no_grad():
         q_next = (target if cfg.target_network else net)(eye[s2.long()])  # [B, A]
@@ -132,9 +148,14 @@ def _update(net, target, opt, batch: np.ndarray, cfg: DQNConfig, eye: torch.Tens
 
 
 @one_thread
-def train_dqn(mdp: TabularMDP, cfg: DQNConfig, Q_star: np.ndarray | None = None,
-              callback: Callable[[int, dict], None] | None = None, every: int = 250,
-              device=None) -> tuple[torch.nn.Module, dict]:
+def train_dqn(
+    mdp: TabularMDP,
+    cfg: DQNConfig,
+    Q_star: np.ndarray | None = None,
+    callback: Callable[[int, dict], None] | None = None,
+    every: int = 250,
+    device=None,
+) -> tuple[torch.nn.Module, dict]:
     """Train DQN for cfg.total_timesteps steps; returns (network, stats).
 
     ``device``: where the networks and every tensor of an update live (None: cpu; ``"auto"``:

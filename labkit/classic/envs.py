@@ -53,8 +53,10 @@ class TabularMDP:
     def __post_init__(self):
         S, _, S2 = self.P.shape
         if S != S2 or self.R.shape != self.P.shape or self.done.shape != self.P.shape:
-            raise ValueError(f"P, R, done must all be [S, A, S]; got {self.P.shape}, "
-                             f"{self.R.shape}, {self.done.shape}")
+            raise ValueError(
+                f"P, R, done must all be [S, A, S]; got {self.P.shape}, "
+                f"{self.R.shape}, {self.done.shape}"
+            )
         if not np.allclose(self.P.sum(-1), 1.0):
             raise ValueError("P: each row P[s, a, :] must sum to 1")
         into = self.P.sum((0, 1)) > 0  # [S] some transition leads here
@@ -129,8 +131,9 @@ def from_gym(env_id: str, arrows: tuple[str, ...] = FROZEN_LAKE_ARROWS, **kwargs
                 R[s, a, s2], done[s, a, s2] = r, float(term)
     p0 = np.asarray(env.initial_state_distrib, dtype=float)
     shape = tuple(env.shape) if hasattr(env, "shape") else (env.nrow, env.ncol)
-    return TabularMDP(P, R, done, p0, shape=shape, arrows=arrows, labels=_gym_labels(env),
-                      name=env_id)
+    return TabularMDP(
+        P, R, done, p0, shape=shape, arrows=arrows, labels=_gym_labels(env), name=env_id
+    )
 
 
 def _gym_labels(env) -> tuple[str, ...]:
@@ -159,8 +162,13 @@ def cliff_walking() -> TabularMDP:
     return from_gym("CliffWalking-v1", arrows=CLIFF_ARROWS)
 
 
-def gridworld(layout: tuple[str, ...] = DEFAULT_GRID, slip: float = 0.0, step_reward: float = 0.0,
-              goal: float = 1.0, pit: float = -1.0) -> TabularMDP:
+def gridworld(
+    layout: tuple[str, ...] = DEFAULT_GRID,
+    slip: float = 0.0,
+    step_reward: float = 0.0,
+    goal: float = 1.0,
+    pit: float = -1.0,
+) -> TabularMDP:
     """A gridworld from a text map: S start, G goal, H pit, # wall, . free.
 
     Actions up/right/down/left; a wall or the edge leaves you in place. With ``slip`` > 0 the
@@ -186,8 +194,16 @@ def gridworld(layout: tuple[str, ...] = DEFAULT_GRID, slip: float = 0.0, step_re
                 R[s, a, s2] = {"G": goal, "H": pit}.get(cells[s2], step_reward)
                 done[s, a, s2] = float(cells[s2] in "GH")
     p0 = np.array([float(c == "S") for c in cells])
-    return TabularMDP(P, R, done, p0, shape=(rows, cols), arrows=CLIFF_ARROWS,
-                      labels=tuple(cells), name="gridworld")
+    return TabularMDP(
+        P,
+        R,
+        done,
+        p0,
+        shape=(rows, cols),
+        arrows=CLIFF_ARROWS,
+        labels=tuple(cells),
+        name="gridworld",
+    )
 
 
 def _move(s: int, delta: tuple[int, int], layout: tuple[str, ...]) -> int:
@@ -212,11 +228,16 @@ def random_walk(n: int = 5) -> TabularMDP:
     P, R, done = np.zeros((S, 2, S)), np.zeros((S, 2, S)), np.zeros((S, 2, S))
     for s in range(1, n + 1):
         for a, s2 in ((0, s - 1), (1, s + 1)):
-            P[s, a, s2], R[s, a, s2], done[s, a, s2] = 1.0, float(s2 == n + 1), float(s2 in (0, n + 1))
+            P[s, a, s2], R[s, a, s2], done[s, a, s2] = (
+                1.0,
+                float(s2 == n + 1),
+                float(s2 in (0, n + 1)),
+            )
     for s in (0, n + 1):  # terminal: absorbing, episode over
         P[s, :, s], done[s, :, s] = 1.0, 1.0
     p0 = np.zeros(S)
     p0[(n + 1) // 2] = 1.0
     labels = ("T",) + tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:n]) + ("T",)
-    return TabularMDP(P, R, done, p0, shape=(1, S), arrows=("←", "→"), labels=labels,
-                      name=f"random_walk_{n}")
+    return TabularMDP(
+        P, R, done, p0, shape=(1, S), arrows=("←", "→"), labels=labels, name=f"random_walk_{n}"
+    )

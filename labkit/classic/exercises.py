@@ -40,8 +40,11 @@ def _td0(fn) -> None:
         r, alpha, done = rng.normal(), rng.uniform(0.05, 1), bool(rng.random() < 0.3)
         target = r + (0.0 if done else 0.9 * V[s2])
         want = V[s] + alpha * (target - V[s])
-        assert_close(fn(V.copy(), int(s), r, int(s2), done, alpha, 0.9), want,
-                     f"new V(s) for s={s}, r={r:.2f}, s'={s2}, done={done}")
+        assert_close(
+            fn(V.copy(), int(s), r, int(s2), done, alpha, 0.9),
+            want,
+            f"new V(s) for s={s}, r={r:.2f}, s'={s2}, done={done}",
+        )
 
 
 @exercise("mc_returns")
@@ -56,8 +59,11 @@ def _mc_returns(fn) -> None:
 def _eps_greedy(fn) -> None:
     """fn(q, epsilon) -> pi(.|s), ties splitting the greedy mass."""
     for q, eps in (([1.0, 3.0, 2.0], 0.1), ([0.0, 0.0], 0.5), ([5.0, 1.0, 5.0, 0.0], 0.2)):
-        assert_close(fn(np.array(q), eps), epsilon_greedy_probs(np.array(q), eps),
-                     f"pi for Q(s, .) = {q}, epsilon = {eps}")
+        assert_close(
+            fn(np.array(q), eps),
+            epsilon_greedy_probs(np.array(q), eps),
+            f"pi for Q(s, .) = {q}, epsilon = {eps}",
+        )
 
 
 @exercise("td_targets")

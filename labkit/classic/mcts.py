@@ -50,7 +50,7 @@ def play(board: tuple[int, ...], a: int) -> tuple[int, ...]:
     """The board after the player to move takes cell a."""
     if board[a] != 0:
         raise ValueError(f"cell {a} is taken; legal moves: {legal(board)}")
-    return board[:a] + (to_move(board),) + board[a + 1:]
+    return board[:a] + (to_move(board),) + board[a + 1 :]
 
 
 @cache
@@ -83,8 +83,7 @@ def _playout(board: tuple[int, ...], rng: np.random.Generator) -> int:
     return winner(board)
 
 
-def mcts(board: tuple[int, ...], n_simulations: int = 400, c: float = 1.4,
-         seed: int = 0) -> dict:
+def mcts(board: tuple[int, ...], n_simulations: int = 400, c: float = 1.4, seed: int = 0) -> dict:
     """Run MCTS from ``board``; returns {"visits": [9], "q": [9] (for the player to move),
     "best": most visited move}.
 
@@ -98,8 +97,12 @@ def mcts(board: tuple[int, ...], n_simulations: int = 400, c: float = 1.4,
         path, s = [], board
         while legal(s):  # selection, until a child has never been tried (expansion)
             n_s = sum(N.get((s, a), 0) for a in legal(s))
-            a = max(legal(s), key=lambda a, s=s, n_s=n_s: ucb(W.get((s, a), 0.0),
-                                                              N.get((s, a), 0), max(n_s, 1), c))
+            a = max(
+                legal(s),
+                key=lambda a, s=s, n_s=n_s: ucb(
+                    W.get((s, a), 0.0), N.get((s, a), 0), max(n_s, 1), c
+                ),
+            )
             path.append((s, a))
             new = (s, a) not in N
             s = play(s, a)

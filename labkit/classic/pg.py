@@ -41,8 +41,9 @@ class Batch:
     next_states: torch.Tensor  # [B, T] long, s_{t+1}
 
 
-def rollout(mdp: TabularMDP, logits: torch.Tensor, B: int, T: int,
-            generator: torch.Generator | None = None) -> Batch:
+def rollout(
+    mdp: TabularMDP, logits: torch.Tensor, B: int, T: int, generator: torch.Generator | None = None
+) -> Batch:
     """Sample B episodes of pi = softmax(logits) in parallel, cut at T steps.
 
     >>> from labkit.classic.envs import random_walk
@@ -53,8 +54,9 @@ def rollout(mdp: TabularMDP, logits: torch.Tensor, B: int, T: int,
     P, R = torch.as_tensor(mdp.P, dtype=torch.float32), torch.as_tensor(mdp.R, dtype=torch.float32)
     done = torch.as_tensor(mdp.done, dtype=torch.bool)
     pi = torch.softmax(logits.detach(), -1)  # [S, A]
-    s = torch.multinomial(torch.as_tensor(mdp.p0, dtype=torch.float32).expand(B, -1), 1,
-                          generator=generator).squeeze(1)  # [B]
+    s = torch.multinomial(
+        torch.as_tensor(mdp.p0, dtype=torch.float32).expand(B, -1), 1, generator=generator
+    ).squeeze(1)  # [B]
     alive = torch.ones(B, dtype=torch.bool)  # [B]
     out = {k: [] for k in ("states", "actions", "rewards", "mask", "next_states")}
     for _ in range(T):
@@ -67,8 +69,9 @@ def rollout(mdp: TabularMDP, logits: torch.Tensor, B: int, T: int,
     return Batch(**{k: torch.stack(v, 1) for k, v in out.items()})
 
 
-def advantages(batch: Batch, kind: str, gamma: float, lam: float = 1.0,
-               V: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def advantages(
+    batch: Batch, kind: str, gamma: float, lam: float = 1.0, V: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(A [B, T], critic targets [B, T]) for ``kind`` in ADVANTAGES.
 
     reward_to_go: A_t = G_t (labkit.core discounted_returns); baseline: A_t = G_t - V(s_t);
@@ -115,8 +118,10 @@ def pg_loss(logits: torch.Tensor, batch: Batch, adv: torch.Tensor) -> tuple[torc
     pi = torch.softmax(logits.detach(), -1)[batch.states]  # [B, T, A]
     entropy = -(pi * pi.clamp_min(1e-12).log()).sum(-1)  # [B, T]
     n = batch.mask.sum().clamp_min(1)
-    return loss, {"entropy": ((entropy * batch.mask).sum() / n).item(),
-                  "adv_mean": ((adv * batch.mask).sum() / n).item()}
+    return loss, {
+        "entropy": ((entropy * batch.mask).sum() / n).item(),
+        "adv_mean": ((adv * batch.mask).sum() / n).item(),
+    }
 
 
 @dataclass
@@ -146,9 +151,12 @@ class PGConfig:
 
 
 @one_thread
-def train_pg(mdp: TabularMDP, cfg: PGConfig,
-             callback: Callable[[int, torch.Tensor, torch.Tensor, dict], None] | None = None,
-             every: int = 10) -> tuple[torch.Tensor, torch.Tensor, dict]:
+def train_pg(
+    mdp: TabularMDP,
+    cfg: PGConfig,
+    callback: Callable[[int, torch.Tensor, torch.Tensor, dict], None] | None = None,
+    every: int = 10,
+) -> tuple[torch.Tensor, torch.Tensor, dict]:
     """Train the logits theta [S, A] (and the critic V [S] unless reward_to_go).
 
     Returns (theta, V, stats) with stats["return"] (mean return of each batch), "entropy",

@@ -72,6 +72,7 @@ def per_episode_gradients(logits: torch.Tensor, batch: Batch, adv: torch.Tensor)
 
     The mean over episodes is the usual batch estimate of grad J (minus pg_loss's gradient).
     """
+
     def one(theta, s, a, A, m):
         return (torch.log_softmax(theta, -1)[s, a] * A * m).sum()
 
@@ -92,13 +93,24 @@ def estimator_stats(grads: torch.Tensor, exact: torch.Tensor) -> dict:
     N = grads.shape[0]
     mean = grads.mean(0)  # [S, A]
     var = ((grads - mean) ** 2).sum((1, 2)).sum() / max(N - 1, 1)
-    return {"bias2": ((mean - exact) ** 2).sum().item(), "var": var.item(),
-            "se2": var.item() / N, "norm2": (exact**2).sum().item()}
+    return {
+        "bias2": ((mean - exact) ** 2).sum().item(),
+        "var": var.item(),
+        "se2": var.item() / N,
+        "norm2": (exact**2).sum().item(),
+    }
 
 
 @one_thread
-def gradient_variance(mdp: TabularMDP, logits: torch.Tensor, kinds: dict, n_episodes: int = 2000,
-                      T: int = 30, gamma: float = 1.0, seed: int = 0) -> dict[str, dict]:
+def gradient_variance(
+    mdp: TabularMDP,
+    logits: torch.Tensor,
+    kinds: dict,
+    n_episodes: int = 2000,
+    T: int = 30,
+    gamma: float = 1.0,
+    seed: int = 0,
+) -> dict[str, dict]:
     """Bias and variance of several advantage choices on the same N episodes.
 
     kinds: ``name -> (kind, lam, V or None)``, e.g. {"REINFORCE": ("reward_to_go", 1, None),
@@ -122,9 +134,16 @@ def gradient_variance(mdp: TabularMDP, logits: torch.Tensor, kinds: dict, n_epis
     return out
 
 
-def gae_lambda_sweep(mdp: TabularMDP, logits: torch.Tensor, V: torch.Tensor, lams: list[float],
-                     n_episodes: int = 2000, T: int = 30, gamma: float = 1.0, seed: int = 0
-                     ) -> dict[float, dict]:
+def gae_lambda_sweep(
+    mdp: TabularMDP,
+    logits: torch.Tensor,
+    V: torch.Tensor,
+    lams: list[float],
+    n_episodes: int = 2000,
+    T: int = 30,
+    gamma: float = 1.0,
+    seed: int = 0,
+) -> dict[float, dict]:
     """Bias and variance of the GAE(gamma, lam) gradient for each lam, with the critic V [S].
 
     With an imperfect critic, small lam is biased (it trusts V) and large lam is noisy.

@@ -28,8 +28,9 @@ class Episode:
     done: bool  # True when s_T is terminal (V(s_T) = 0); False when cut at max_steps
 
 
-def sample_episode(mdp: TabularMDP, pi: np.ndarray, rng: np.random.Generator,
-                   max_steps: int = 1000) -> Episode:
+def sample_episode(
+    mdp: TabularMDP, pi: np.ndarray, rng: np.random.Generator, max_steps: int = 1000
+) -> Episode:
     """Run pi ([S, A] probabilities) from s_0 ~ p0 until the episode ends or max_steps.
 
     >>> from labkit.classic.envs import random_walk
@@ -56,8 +57,14 @@ def _step_size(alpha: float | None, N: np.ndarray, s: int) -> float:
     return 1.0 / N[s] if alpha is None else alpha
 
 
-def mc_prediction(episodes: list[Episode], n_states: int, gamma: float, alpha: float | None = None,
-                  first_visit: bool = True, V0: float = 0.0) -> np.ndarray:
+def mc_prediction(
+    episodes: list[Episode],
+    n_states: int,
+    gamma: float,
+    alpha: float | None = None,
+    first_visit: bool = True,
+    V0: float = 0.0,
+) -> np.ndarray:
     """Monte Carlo: V(s_t) <- V(s_t) + alpha (G_t - V(s_t)), G_t = sum_k gamma^k r_{t+k}.
 
     Waits for the end of each episode; the target G_t uses no estimate, so it is unbiased.
@@ -82,8 +89,13 @@ def mc_prediction(episodes: list[Episode], n_states: int, gamma: float, alpha: f
     return np.array(history)
 
 
-def td0_prediction(episodes: list[Episode], n_states: int, gamma: float,
-                   alpha: float | None = None, V0: float = 0.0) -> np.ndarray:
+def td0_prediction(
+    episodes: list[Episode],
+    n_states: int,
+    gamma: float,
+    alpha: float | None = None,
+    V0: float = 0.0,
+) -> np.ndarray:
     """TD(0): V(s_t) <- V(s_t) + alpha (r_t + gamma V(s_{t+1}) - V(s_t)), after every step.
 
     The target bootstraps on the current estimate V(s_{t+1}): biased until V is right, but
@@ -96,8 +108,14 @@ def td0_prediction(episodes: list[Episode], n_states: int, gamma: float,
     return nstep_td_prediction(episodes, n_states, gamma, n=1, alpha=alpha, V0=V0)
 
 
-def nstep_td_prediction(episodes: list[Episode], n_states: int, gamma: float, n: int,
-                        alpha: float | None = None, V0: float = 0.0) -> np.ndarray:
+def nstep_td_prediction(
+    episodes: list[Episode],
+    n_states: int,
+    gamma: float,
+    n: int,
+    alpha: float | None = None,
+    V0: float = 0.0,
+) -> np.ndarray:
     """n-step TD: target G_{t:t+n} = r_t + ... + gamma^{n-1} r_{t+n-1} + gamma^n V(s_{t+n}).
 
     n = 1 is TD(0); n >= the episode length is every-visit MC. Sutton & Barto, section 7.1.
@@ -123,8 +141,14 @@ def nstep_td_prediction(episodes: list[Episode], n_states: int, gamma: float, n:
     return np.array(history)
 
 
-def td_lambda_prediction(episodes: list[Episode], n_states: int, gamma: float, lam: float,
-                         alpha: float | None = None, V0: float = 0.0) -> np.ndarray:
+def td_lambda_prediction(
+    episodes: list[Episode],
+    n_states: int,
+    gamma: float,
+    lam: float,
+    alpha: float | None = None,
+    V0: float = 0.0,
+) -> np.ndarray:
     """TD(lambda), backward view with accumulating eligibility traces (Sutton & Barto 12.2).
 
     delta_t = r_t + gamma V(s_{t+1}) - V(s_t); e <- gamma lam e, e(s_t) += 1; V += alpha delta e.
@@ -155,8 +179,14 @@ def td_lambda_prediction(episodes: list[Episode], n_states: int, gamma: float, l
     return np.array(history)
 
 
-def estimators(n_states: int, gamma: float, alpha: float | None = None, n: int = 3,
-               lam: float = 0.5, V0: float = 0.0) -> dict:
+def estimators(
+    n_states: int,
+    gamma: float,
+    alpha: float | None = None,
+    n: int = 3,
+    lam: float = 0.5,
+    V0: float = 0.0,
+) -> dict:
     """The four estimators as ``name -> fn(episodes) -> [N + 1, S]``, same gamma, alpha, V0."""
     kw = {"n_states": n_states, "gamma": gamma, "alpha": alpha, "V0": V0}
     return {
@@ -167,8 +197,15 @@ def estimators(n_states: int, gamma: float, alpha: float | None = None, n: int =
     }
 
 
-def bias_variance(mdp: TabularMDP, pi: np.ndarray, V_true: np.ndarray, methods: dict,
-                  runs: int = 200, episodes: int = 50, seed: int = 0) -> dict[str, dict]:
+def bias_variance(
+    mdp: TabularMDP,
+    pi: np.ndarray,
+    V_true: np.ndarray,
+    methods: dict,
+    runs: int = 200,
+    episodes: int = 50,
+    seed: int = 0,
+) -> dict[str, dict]:
     """Bias and variance of each estimator against the exact V^pi, over independent runs.
 
     Each run samples ``episodes`` episodes once and gives the same list to every method. After
@@ -212,5 +249,11 @@ def _moments(H: np.ndarray, seen: np.ndarray, V_true: np.ndarray, states: np.nda
     bias = mean - V_true  # [N + 1, S]
     ok = (n >= 2) & states  # [N + 1, S] enough runs to measure
     avg = lambda x: np.where(ok, x, 0).sum(1) / np.maximum(ok.sum(1), 1)
-    return {"bias2": avg(bias**2), "var": avg(var), "mse": avg(bias**2 + var),
-            "bias_s": np.where(ok, bias, np.nan), "var_s": np.where(ok, var, np.nan), "n": n}
+    return {
+        "bias2": avg(bias**2),
+        "var": avg(var),
+        "mse": avg(bias**2 + var),
+        "bias_s": np.where(ok, bias, np.nan),
+        "var_s": np.where(ok, var, np.nan),
+        "n": n,
+    }

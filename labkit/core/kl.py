@@ -119,8 +119,10 @@ def kl_k3_is(
     tensor([0.3679])
     """
     if (old_logp is None) == (ratio is None):
-        raise ValueError("kl_k3_is needs exactly one of old_logp (rho = pi_theta / pi_old per "
-                         "token) or ratio=rho (e.g. GSPO's sequence ratio).")
+        raise ValueError(
+            "kl_k3_is needs exactly one of old_logp (rho = pi_theta / pi_old per "
+            "token) or ratio=rho (e.g. GSPO's sequence ratio)."
+        )
     rho = safe_exp(_log_ratio(logp, old_logp)) if ratio is None else ratio
     return rho * kl_k3(logp, ref_logp, clamp)
 
@@ -165,6 +167,8 @@ def kl_estimate(
     if clamp is None:
         return fn(logp, ref_logp)
     if estimator != "k3":
-        raise ValueError(f"clamp={clamp} bounds k3 only (verl's low_var_kl); use "
-                         f"kl_estimator='k3' or clamp=None (got {estimator!r}).")
+        raise ValueError(
+            f"clamp={clamp} bounds k3 only (verl's low_var_kl); use "
+            f"kl_estimator='k3' or clamp=None (got {estimator!r})."
+        )
     return kl_k3(logp, ref_logp, clamp)

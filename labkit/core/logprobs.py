@@ -11,7 +11,9 @@ import torch
 from labkit.core.numerics import float_dtype, where_valid
 
 
-def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+def token_logprobs(
+    logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0
+) -> torch.Tensor:
     """log pi(y_t | y_<t) of the given tokens.
 
     logits: [B, T, V] (already aligned so logits[:, t] predicts ids[:, t]); ids: [B, T] -> [B, T].
@@ -25,7 +27,7 @@ def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float =
     return SelectiveLogSoftmax.apply(logits, ids, temperature)  # [B, T]
 
 
-CHUNK_ELEMENTS = 2 ** 22
+CHUNK_ELEMENTS = 2**22
 """Logits per fp32 chunk in :class:`SelectiveLogSoftmax` (16 MB; ~27 rows of a 150k vocab)."""
 
 
@@ -43,8 +45,7 @@ class SelectiveLogSoftmax(torch.autograd.Function):
         dtype, V = float_dtype(logits), logits.shape[-1]
         flat, idx = logits.reshape(-1, V), ids.reshape(-1, 1)  # [N, V], [N, 1]
         n = max(1, CHUNK_ELEMENTS // V)
-        lse = torch.cat([(z.to(dtype) / temperature).logsumexp(-1)
-                         for z in flat.split(n)])  # [N]
+        lse = torch.cat([(z.to(dtype) / temperature).logsumexp(-1) for z in flat.split(n)])  # [N]
         out = flat.gather(-1, idx).squeeze(-1).to(dtype) / temperature - lse  # [N]
         ctx.save_for_backward(logits, ids, lse)
         ctx.temperature, ctx.n = temperature, n
@@ -59,9 +60,9 @@ class SelectiveLogSoftmax(torch.autograd.Function):
         grad = torch.empty_like(logits)  # [B, T, V], filled chunk by chunk through a view
         out = grad.view(-1, V)  # [N, V]
         for k in range(0, flat.shape[0], n):
-            z, gc = flat[k:k + n].to(lse.dtype), g[k:k + n]  # [n, V], [n, 1]
-            p = (z / tau - lse[k:k + n, None]).exp_()  # [n, V] softmax
-            out[k:k + n] = p.mul_(-gc).scatter_add_(-1, idx[k:k + n], gc)
+            z, gc = flat[k : k + n].to(lse.dtype), g[k : k + n]  # [n, V], [n, 1]
+            p = (z / tau - lse[k : k + n, None]).exp_()  # [n, V] softmax
+            out[k : k + n] = p.mul_(-gc).scatter_add_(-1, idx[k : k + n], gc)
         del out  # the base alone is returned: autograd can take it as .grad without a copy
         return grad, None, None
 
@@ -104,8 +105,13 @@ def entropy_from_logits(logits: torch.Tensor, temperature: float = 1.0) -> torch
     return -(p * torch.where(p > 0, logp, 0.0)).sum(-1)  # [B, T]
 
 
-def entropy_bonus(logits: torch.Tensor, mask: torch.Tensor, entropy_coef: float,
-                  temperature: float = 1.0, entropy: torch.Tensor | None = None) -> torch.Tensor:
+def entropy_bonus(
+    logits: torch.Tensor,
+    mask: torch.Tensor,
+    entropy_coef: float,
+    temperature: float = 1.0,
+    entropy: torch.Tensor | None = None,
+) -> torch.Tensor:
     """The entropy term added to a policy loss: -c_H * H_bar, H_bar the masked mean entropy,
 
         L = L_policy (+ c_vf L_value) - c_H * sum_t m_t H(pi(. | y_<t)) / sum_t m_t,

@@ -14,8 +14,17 @@ from labkit.core.policy import policy_loss, token_weights
 from labkit.core.preference import bradley_terry_loss, dpo_loss
 from labkit.core.surrogate import clipped_surrogate, importance_ratio, kl_penalty
 
-__all__ = ["LOSS_TYPES", "bradley_terry_loss", "clipped_surrogate", "dpo_loss",
-           "importance_ratio", "kl_penalty", "policy_loss", "token_weights", "value_loss"]
+__all__ = [
+    "LOSS_TYPES",
+    "bradley_terry_loss",
+    "clipped_surrogate",
+    "dpo_loss",
+    "importance_ratio",
+    "kl_penalty",
+    "policy_loss",
+    "token_weights",
+    "value_loss",
+]
 
 
 def value_loss(
@@ -41,8 +50,10 @@ def value_loss(
     tensor(0.3125)
     """
     dtype = float_dtype(values, old_values, returns)
-    values, old_values, returns = (where_valid(x.to(dtype), mask)  # [B, T]: 0 at padding
-                                   for x in (values, old_values, returns))
+    values, old_values, returns = (
+        where_valid(x.to(dtype), mask)  # [B, T]: 0 at padding
+        for x in (values, old_values, returns)
+    )
     mask = mask.to(dtype)
     n = mask.sum().clamp(min=1.0)
     unclipped = (values - returns) ** 2  # [B, T]
@@ -57,6 +68,10 @@ def value_loss(
     err, r_mean = returns - values, (returns * mask).sum() / n
     var_r = (((returns - r_mean) * mask) ** 2).sum() / n
     var_err = (((err - (err * mask).sum() / n) * mask) ** 2).sum() / n
-    stats = {"vf/clipfrac": clipped_frac, "vf/value_mean": (values * mask).sum() / n,
-             "vf/explained_var": 1 - var_err / var_r.clamp(min=1e-8), "loss": loss}
+    stats = {
+        "vf/clipfrac": clipped_frac,
+        "vf/value_mean": (values * mask).sum() / n,
+        "vf/explained_var": 1 - var_err / var_r.clamp(min=1e-8),
+        "loss": loss,
+    }
     return loss, {k: v.detach() for k, v in stats.items()}

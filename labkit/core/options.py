@@ -51,6 +51,8 @@ def choose(name: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not one of {choices}; pick one of those.")
     return value
+
+
 REJECTION_KEEPS = ("correct", "correct_think")
 """Which samples rejection sampling keeps (``labkit.algos.rejection``): verified-correct, or
 verified-correct with a non-empty ``<think>`` (R1's "correct and well formed" traces)."""

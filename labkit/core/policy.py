@@ -69,8 +69,11 @@ def token_weights(
         return mask / (B * (max_completion_length or T))
     if loss_type == "reinforce":
         return mask / B
-    n = mask.sum() if num_items_in_batch is None else torch.as_tensor(num_items_in_batch,
-                                                                          device=mask.device)
+    n = (
+        mask.sum()
+        if num_items_in_batch is None
+        else torch.as_tensor(num_items_in_batch, device=mask.device)
+    )
     n = n.to(mask.dtype)
     return mask / n.clamp(min=1.0)  # dapo, cispo
 
@@ -79,13 +82,17 @@ def _check(logp, old_logp, advantages, mask, loss_type, level, epsilon_high, bet
     choose("loss_type", loss_type, LOSS_TYPES)
     choose("importance_sampling_level", level, IS_LEVELS)
     if old_logp.shape != logp.shape or mask.shape != logp.shape or logp.dim() != 2:
-        raise ValueError(f"logp, old_logp, mask must all be [B, T]; got {tuple(logp.shape)}, "
-                         f"{tuple(old_logp.shape)}, {tuple(mask.shape)}.")
+        raise ValueError(
+            f"logp, old_logp, mask must all be [B, T]; got {tuple(logp.shape)}, "
+            f"{tuple(old_logp.shape)}, {tuple(mask.shape)}."
+        )
     if advantages.shape not in (logp.shape[:1], logp.shape):
         raise ValueError(f"advantages must be [B] or [B, T]; got {tuple(advantages.shape)}.")
     if loss_type == "cispo" and epsilon_high is None:
-        raise ValueError("loss_type='cispo' needs epsilon_high, an absolute cap on the IS "
-                         "ratio (not 1 + eps); TRL and ScaleRL recommend epsilon_high=5.0.")
+        raise ValueError(
+            "loss_type='cispo' needs epsilon_high, an absolute cap on the IS "
+            "ratio (not 1 + eps); TRL and ScaleRL recommend epsilon_high=5.0."
+        )
     if beta != 0.0 and ref_logp is None:
         raise ValueError(f"beta={beta} needs ref_logp (log-probs under the reference model).")
 
@@ -153,18 +160,37 @@ def policy_loss(
     _check(logp, old_logp, advantages, mask, loss_type, level, epsilon_high, beta, ref_logp)
     logp, old_logp, adv, mask, ref_logp = _valid_only(logp, old_logp, advantages, mask, ref_logp)
     ratio, ratio_info = importance_ratio(logp, old_logp, mask, level)  # [B, T] or [B, 1]
-    l_pg, clip_info = clipped_surrogate(ratio, adv, logp, mask, loss_type=loss_type, epsilon=epsilon,
-                                        epsilon_high=epsilon_high, delta=delta, level=level)
+    l_pg, clip_info = clipped_surrogate(
+        ratio,
+        adv,
+        logp,
+        mask,
+        loss_type=loss_type,
+        epsilon=epsilon,
+        epsilon_high=epsilon_high,
+        delta=delta,
+        level=level,
+    )
     w = token_weights(mask, loss_type, max_completion_length, num_items_in_batch)  # [B, T]
-    per_token = {"ratio": ratio.expand_as(mask), **clip_info.pop("per_token"), "weight": w,
-                 "loss": l_pg.expand_as(mask)}
+    per_token = {
+        "ratio": ratio.expand_as(mask),
+        **clip_info.pop("per_token"),
+        "weight": w,
+        "loss": l_pg.expand_as(mask),
+    }
     delta_info = {"clip/delta": clip_info.pop("clip/delta")} if delta is not None else {}
-    stats = {**clip_info, **ratio_info, "loss/policy": (w * l_pg).sum(),
-             "loss/kl": mask.new_zeros(()), **delta_info}
+    stats = {
+        **clip_info,
+        **ratio_info,
+        "loss/policy": (w * l_pg).sum(),
+        "loss/kl": mask.new_zeros(()),
+        **delta_info,
+    }
     loss = stats["loss/policy"]
     if ref_logp is not None:
-        kl, kl_info = kl_penalty(logp, ref_logp, ratio, mask, estimator=kl_estimator,
-                                 is_correction=kl_is_correction)  # [B, T]
+        kl, kl_info = kl_penalty(
+            logp, ref_logp, ratio, mask, estimator=kl_estimator, is_correction=kl_is_correction
+        )  # [B, T]
         per_token.update(kl_info.pop("per_token"))
         stats.update(kl_info)
         if beta != 0.0:

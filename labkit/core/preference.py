@@ -42,7 +42,8 @@ def dpo_loss(
     choose("loss_type", loss_type, DPO_LOSS_TYPES)
     dtype = float_dtype(chosen_logp, rejected_logp, ref_chosen_logp, ref_rejected_logp)
     chosen_logp, rejected_logp, ref_chosen_logp, ref_rejected_logp = (
-        x.to(dtype) for x in (chosen_logp, rejected_logp, ref_chosen_logp, ref_rejected_logp))
+        x.to(dtype) for x in (chosen_logp, rejected_logp, ref_chosen_logp, ref_rejected_logp)
+    )
     chosen_r = beta * (chosen_logp - ref_chosen_logp)  # [B] implicit rewards
     rejected_r = beta * (rejected_logp - ref_rejected_logp)  # [B]
     h = (chosen_logp - ref_chosen_logp) - (rejected_logp - ref_rejected_logp)  # [B]
@@ -52,9 +53,11 @@ def dpo_loss(
         losses = (h - 1 / (2 * beta)) ** 2  # [B]
     loss = losses.mean()
     stats = {
-        "rewards/chosen": chosen_r.mean(), "rewards/rejected": rejected_r.mean(),
+        "rewards/chosen": chosen_r.mean(),
+        "rewards/rejected": rejected_r.mean(),
         "rewards/margins": (chosen_r - rejected_r).mean(),
-        "rewards/accuracies": (chosen_r > rejected_r).to(dtype).mean(), "loss": loss,
+        "rewards/accuracies": (chosen_r > rejected_r).to(dtype).mean(),
+        "loss": loss,
     }
     return loss, {k: v.detach() for k, v in stats.items()}
 
@@ -74,7 +77,9 @@ def bradley_terry_loss(
     """
     dtype = float_dtype(chosen_scores, rejected_scores, margin)
     diff = chosen_scores.to(dtype) - rejected_scores.to(dtype)  # [B]
-    m = 0.0 if margin is None else torch.as_tensor(margin, dtype=dtype, device=diff.device)  # [B] or a number
+    m = (
+        0.0 if margin is None else torch.as_tensor(margin, dtype=dtype, device=diff.device)
+    )  # [B] or a number
     losses = -F.logsigmoid(diff - m)  # [B]
     loss = losses.mean()
     stats = {"accuracy": (diff > 0).to(dtype).mean(), "margin": diff.mean(), "loss": loss}

@@ -16,8 +16,9 @@ from __future__ import annotations
 import torch
 
 
-def step_token_rewards(ends: torch.Tensor, rewards: torch.Tensor, valid: torch.Tensor,
-                       T: int) -> torch.Tensor:
+def step_token_rewards(
+    ends: torch.Tensor, rewards: torch.Tensor, valid: torch.Tensor, T: int
+) -> torch.Tensor:
     """r_t = sum_k r_k 1{t = e_k}: [B, K] step ends, rewards and valid flags -> [B, T].
 
     >>> step_token_rewards(torch.tensor([[1, 3]]), torch.tensor([[0.5, 1.0]]),
@@ -29,8 +30,14 @@ def step_token_rewards(ends: torch.Tensor, rewards: torch.Tensor, valid: torch.T
     return out.scatter_add(1, ends.clamp(0, T - 1), r)  # [B, T]
 
 
-def process_advantages(ends: torch.Tensor, rewards: torch.Tensor, valid: torch.Tensor,
-                       G: int, T: int, eps: float = 1e-4) -> torch.Tensor:
+def process_advantages(
+    ends: torch.Tensor,
+    rewards: torch.Tensor,
+    valid: torch.Tensor,
+    G: int,
+    T: int,
+    eps: float = 1e-4,
+) -> torch.Tensor:
     """DeepSeekMath's process-supervised GRPO advantage, A_t = sum_{k: e_k >= t} r~_k with
     r~_k = (r_k - mean(R_group)) / (std(R_group) + eps), R_group every valid step reward of the
     completion's group of G (2402.03300, sec. 4.1.3). [B, K] x3 -> [B, T].

@@ -38,8 +38,11 @@ def _ratio_stats(ratio: torch.Tensor, mask: torch.Tensor) -> dict:
     mean = torch.where(valid, ratio, 0 * one).sum() / n.clamp(min=1)
     lo = torch.where(valid, ratio, torch.full_like(ratio, float("inf"))).amin()
     hi = torch.where(valid, ratio, torch.full_like(ratio, -float("inf"))).amax()
-    return {"ratio/mean": torch.where(n > 0, mean, one), "ratio/min": torch.where(n > 0, lo, one),
-            "ratio/max": torch.where(n > 0, hi, one)}
+    return {
+        "ratio/mean": torch.where(n > 0, mean, one),
+        "ratio/min": torch.where(n > 0, lo, one),
+        "ratio/max": torch.where(n > 0, hi, one),
+    }
 
 
 def importance_ratio(
@@ -100,8 +103,10 @@ def clipped_surrogate(
     """
     choose("loss_type", loss_type, LOSS_TYPES)
     if loss_type == "cispo" and epsilon_high is None:
-        raise ValueError("loss_type='cispo' needs epsilon_high, an absolute cap on the IS "
-                         "ratio (not 1 + eps); TRL and ScaleRL recommend epsilon_high=5.0.")
+        raise ValueError(
+            "loss_type='cispo' needs epsilon_high, an absolute cap on the IS "
+            "ratio (not 1 + eps); TRL and ScaleRL recommend epsilon_high=5.0."
+        )
     eps_low, eps_high = epsilon, epsilon if epsilon_high is None else epsilon_high
     mask = mask.to(float_dtype(ratio, adv, logp))  # [B, T]
     adv = adv.unsqueeze(-1) if adv.dim() == 1 else adv  # [B, 1] or [B, T]
@@ -116,8 +121,11 @@ def clipped_surrogate(
         r1 = ratio if delta is None else ratio.clamp(max=delta)  # INTELLECT-2 two-sided clip
         loss = -torch.min(r1 * adv, clipped * adv)  # [B, T] or [B, 1]
         low, high = (ratio < 1 - eps_low) & (adv < 0), (ratio > 1 + eps_high) & (adv > 0)
-    info = {"clip/ratio_low": _mean(low, mask, level), "clip/ratio_high": _mean(high, mask, level),
-            "clip/region": _mean(low | high, mask, level)}
+    info = {
+        "clip/ratio_low": _mean(low, mask, level),
+        "clip/ratio_high": _mean(high, mask, level),
+        "clip/region": _mean(low | high, mask, level),
+    }
     if delta is not None:  # tokens whose negative-advantage loss the delta cap bounds
         info["clip/delta"] = _mean((ratio > delta) & (adv < 0), mask, level)
     info["per_token"] = {"clipped": (low | high).expand_as(mask).to(mask.dtype)}  # [B, T]

@@ -59,9 +59,11 @@ def truncated_is_weight(
     w = ratio.clamp(max=cap) if mode.endswith("truncate") else ratio.masked_fill(over, 0.0)
     n = valid.sum().clamp(min=1)
     big = torch.full_like(w, float("inf"))
-    stats = {"tis/weight_mean": torch.where(valid, w, 0.0).sum() / n,
-             "tis/weight_min": torch.where(valid, w, big).amin(),
-             "tis/weight_max": torch.where(valid, w, -big).amax(),
-             "tis/clipped_frac": (over & valid).sum() / n,
-             "tis/logp_gap": diff.abs().sum() / mask.sum().clamp(min=1)}
+    stats = {
+        "tis/weight_mean": torch.where(valid, w, 0.0).sum() / n,
+        "tis/weight_min": torch.where(valid, w, big).amin(),
+        "tis/weight_max": torch.where(valid, w, -big).amax(),
+        "tis/clipped_frac": (over & valid).sum() / n,
+        "tis/logp_gap": diff.abs().sum() / mask.sum().clamp(min=1),
+    }
     return w, stats

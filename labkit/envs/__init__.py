@@ -18,5 +18,15 @@ from labkit.envs.guess import GuessNumber, GuessTask
 ENVS = {"calculator": (Calculator, CalcTask), "guess": (GuessNumber, GuessTask)}
 """name -> (environment class, task class)."""
 
-__all__ = ["ENVS", "BracketProtocol", "CalcTask", "Calculator", "GuessNumber", "GuessTask",
-           "ToolResult", "call_tool", "env_tools", "tool_reward"]
+__all__ = [
+    "ENVS",
+    "BracketProtocol",
+    "CalcTask",
+    "Calculator",
+    "GuessNumber",
+    "GuessTask",
+    "ToolResult",
+    "call_tool",
+    "env_tools",
+    "tool_reward",
+]

@@ -44,9 +44,11 @@ def env_tools(env) -> dict:
     >>> list(env_tools(E()))
     ['calc']
     """
-    return {name: getattr(env, name) for name, _ in inspect.getmembers(type(env),
-                                                                      inspect.isfunction)
-            if name not in RESERVED and not name.startswith("_")}
+    return {
+        name: getattr(env, name)
+        for name, _ in inspect.getmembers(type(env), inspect.isfunction)
+        if name not in RESERVED and not name.startswith("_")
+    }
 
 
 @dataclass
@@ -109,7 +111,7 @@ class BracketProtocol:
         when it does not call (an answer). An unknown tool name gives ``("", args)``."""
         if not turn.endswith(self.call_end) or self.open not in turn:
             return None
-        body = turn[turn.rindex(self.open) + 1:-1]
+        body = turn[turn.rindex(self.open) + 1 : -1]
         name, _, rest = body.partition(" ")
         if rest and name in tools:
             return name, rest
@@ -142,7 +144,7 @@ class BracketProtocol:
         out, inside = [], False
         for c in episode:
             out.append(0 if inside else 1)
-            if c == self.call_end and self.open in episode[:len(out)].rsplit(self.close, 1)[-1]:
+            if c == self.call_end and self.open in episode[: len(out)].rsplit(self.close, 1)[-1]:
                 inside = True
             elif c == self.close:
                 inside = False

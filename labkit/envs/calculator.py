@@ -107,8 +107,10 @@ def tool_reward(completions: list[str], answer: list[str], **kwargs) -> list[flo
     [1.0, 0.7, -0.3, 0.0]
     """
     p = CalcTask.protocol
-    return [float(parse_int(p.answer(c)) == int(a)) - TOOL_COST * c.count(p.close)
-            for c, a in zip(completions, answer)]
+    return [
+        float(parse_int(p.answer(c)) == int(a)) - TOOL_COST * c.count(p.close)
+        for c, a in zip(completions, answer)
+    ]
 
 
 def calc_traces(task: CalcTask, n: int, tool_frac: float, seed: int) -> list[tuple[str, str]]:

@@ -39,12 +39,20 @@ MUS = (1, 2, 4)
 EPSILONS = (0.1, 0.2, 0.3)
 
 
-def train(mu: int, epsilon: float, steps: int, seed: int = 0, learning_rate: float = 1e-3,
-          **overrides) -> GRPOTrainer:
+def train(
+    mu: int, epsilon: float, steps: int, seed: int = 0, learning_rate: float = 1e-3, **overrides
+) -> GRPOTrainer:
     """One GRPO run of the labs' base configuration with ``num_iterations=mu``, ``epsilon``."""
-    cfg = {**BASE_RUN, "max_steps": steps, "learning_rate": learning_rate,
-           "num_iterations": mu, "epsilon": epsilon, "seed": seed, "diagnostics": 8,
-           **overrides}
+    cfg = {
+        **BASE_RUN,
+        "max_steps": steps,
+        "learning_rate": learning_rate,
+        "num_iterations": mu,
+        "epsilon": epsilon,
+        "seed": seed,
+        "diagnostics": 8,
+        **overrides,
+    }
     tr = GRPOTrainer(**cfg)
     tr.train(progress=False)
     return tr
@@ -53,18 +61,29 @@ def train(mu: int, epsilon: float, steps: int, seed: int = 0, learning_rate: flo
 def summarise(log, mu: int, epsilon: float, tail: int = 10) -> dict:
     """One row of the sweep table from a run's metrics (``tail``: steps of the final reward)."""
     m = log.metrics
-    return {"mu": mu, "epsilon": epsilon,
-            "clip/region": m["clip/region"].mean(),
-            "clip/region_last": m["clip/region_last"].mean(),
-            "clip/ratio_low_last": m["clip/ratio_low_last"].mean(),
-            "clip/ratio_high_last": m["clip/ratio_high_last"].mean(),
-            "steps clipping": int((m["clip/region"] > 0).sum()),
-            "ratio/max": m["ratio/max"].max(), "kl/old_last": m["kl/old_last"].mean(),
-            "reward (end)": m["reward/mean"].tail(tail).mean()}
+    return {
+        "mu": mu,
+        "epsilon": epsilon,
+        "clip/region": m["clip/region"].mean(),
+        "clip/region_last": m["clip/region_last"].mean(),
+        "clip/ratio_low_last": m["clip/ratio_low_last"].mean(),
+        "clip/ratio_high_last": m["clip/ratio_high_last"].mean(),
+        "steps clipping": int((m["clip/region"] > 0).sum()),
+        "ratio/max": m["ratio/max"].max(),
+        "kl/old_last": m["kl/old_last"].mean(),
+        "reward (end)": m["reward/mean"].tail(tail).mean(),
+    }
 
 
-def run(fast: bool = False, seed: int = 0, mus=MUS, epsilons=EPSILONS, steps: int | None = None,
-        learning_rate: float = 1e-3, progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    mus=MUS,
+    epsilons=EPSILONS,
+    steps: int | None = None,
+    learning_rate: float = 1e-3,
+    progress: bool = True,
+) -> dict:
     """Train every (mu, eps) on one seed and budget: {"runs": {name: RunLog}, "table": DataFrame}.
 
     Full: 60 steps of 32 prompts x 4 each; fast: 8 steps.
@@ -94,10 +113,12 @@ def checks(table: pd.DataFrame) -> dict[str, bool]:
     mus, epss = sorted(table["mu"].unique()), sorted(table["epsilon"].unique())
     rises = all(t[(a, e)] < t[(b, e)] for e in epss for a, b in pairwise(mus))
     falls = all(t[(m, a)] > t[(m, b)] for m in mus if m > 1 for a, b in pairwise(epss))
-    return {"mu = 1 clips nothing": bool((table[table["mu"] == 1]["clip/region"] == 0).all()),
-            "mu > 1 clips": bool((table[table["mu"] > 1]["clip/region"] > 0).all()),
-            "clip fraction rises with mu (every eps)": rises,
-            "clip fraction falls as eps widens (every mu > 1)": falls}
+    return {
+        "mu = 1 clips nothing": bool((table[table["mu"] == 1]["clip/region"] == 0).all()),
+        "mu > 1 clips": bool((table[table["mu"] > 1]["clip/region"] > 0).all()),
+        "clip fraction rises with mu (every eps)": rises,
+        "clip fraction falls as eps widens (every mu > 1)": falls,
+    }
 
 
 def verdict(table: pd.DataFrame) -> str:
@@ -107,5 +128,10 @@ def verdict(table: pd.DataFrame) -> str:
     missed = [k for k, v in c.items() if not v]
     if not missed:
         return "Reproduced: " + "; ".join(held) + "."
-    return ("Partly reproduced. Held: " + ("; ".join(held) or "nothing") +
-            ". Not on this run: " + "; ".join(missed) + " (see the table).")
+    return (
+        "Partly reproduced. Held: "
+        + ("; ".join(held) or "nothing")
+        + ". Not on this run: "
+        + "; ".join(missed)
+        + " (see the table)."
+    )

@@ -41,18 +41,29 @@ def train(weight: str, steps: int, seed: int = 0, progress: bool = False, pool: 
     """One GRPO run with prompts drawn by ``weight``: (trainer, sampler, seconds)."""
     t0 = time.perf_counter()
     sampler = PassRateSampler(get_task("scratchpad"), weight=weight, pool=pool, seed=seed)
-    trainer = GRPOTrainer("tiny-think", reward_funcs=["answer_match", "think_format", *METRICS],
-                          task=sampler, seed=seed, track_kl=False,
-                          run_name=f"lab97-{weight}", save_steps=0,
-                          **(SETUP | {"max_steps": steps, "reward_weights":
-                                      [1.0, W_FORMAT] + [0.0] * len(METRICS)}))
+    trainer = GRPOTrainer(
+        "tiny-think",
+        reward_funcs=["answer_match", "think_format", *METRICS],
+        task=sampler,
+        seed=seed,
+        track_kl=False,
+        run_name=f"lab97-{weight}",
+        save_steps=0,
+        **(SETUP | {"max_steps": steps, "reward_weights": [1.0, W_FORMAT] + [0.0] * len(METRICS)}),
+    )
     trainer.algorithm = f"GRPO, {weight} sampling"
     trainer.train(progress=progress)
     return trainer, sampler, time.perf_counter() - t0
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int | None = None,
-        progress: bool = True, pool: int = POOL) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    steps: int | None = None,
+    n_eval: int | None = None,
+    progress: bool = True,
+    pool: int = POOL,
+) -> dict:
     """The three ``ARMS`` (full 60 steps, fast 4) on a pool of ``pool`` train prompts.
     Returns ``{"runs", "table", "config"}``."""
     torch.set_num_threads(1)
@@ -65,15 +76,24 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int
         m = trainer.log.metrics
         after = heldout(trainer.model, trainer.tokenizer, n=n_eval, seed=seed)
         visits = np.array(list(sampler.seen.values()))
-        rows.append({"sampling": weight, "held-out before": before["accuracy"],
-                     "held-out after": after["accuracy"], "think after": after["think"],
-                     "zero-spread groups": m["adv/frac_zero_std"].mean(),
-                     "batch accuracy": m["accuracy"].mean(),
-                     "batch accuracy (last 10)": m["accuracy"].tail(10).mean(),
-                     "prompts never drawn": float((visits == 0).mean()),
-                     "seconds": secs})
-    return {"runs": runs, "table": pd.DataFrame(rows).set_index("sampling"),
-            "config": {"steps": steps, "seed": seed, "n_eval": n_eval, "pool": pool, **SETUP}}
+        rows.append(
+            {
+                "sampling": weight,
+                "held-out before": before["accuracy"],
+                "held-out after": after["accuracy"],
+                "think after": after["think"],
+                "zero-spread groups": m["adv/frac_zero_std"].mean(),
+                "batch accuracy": m["accuracy"].mean(),
+                "batch accuracy (last 10)": m["accuracy"].tail(10).mean(),
+                "prompts never drawn": float((visits == 0).mean()),
+                "seconds": secs,
+            }
+        )
+    return {
+        "runs": runs,
+        "table": pd.DataFrame(rows).set_index("sampling"),
+        "config": {"steps": steps, "seed": seed, "n_eval": n_eval, "pool": pool, **SETUP},
+    }
 
 
 def verdict(table: pd.DataFrame, n_eval: int) -> str:
@@ -83,12 +103,18 @@ def verdict(table: pd.DataFrame, n_eval: int) -> str:
     u, f = table.loc["uniform", "held-out after"], table.loc["failure", "held-out after"]
     se = np.sqrt((u * (1 - u) + f * (1 - f)) / n_eval)
     gain = f - u
-    kimi = ("reproduced" if gain > 2 * se else
-            "not reproduced: within noise" if abs(gain) <= 2 * se else
-            "not reproduced: uniform did better")
+    kimi = (
+        "reproduced"
+        if gain > 2 * se
+        else "not reproduced: within noise"
+        if abs(gain) <= 2 * se
+        else "not reproduced: uniform did better"
+    )
     z_u = table.loc["uniform", "zero-spread groups"]
     z_v = table.loc["variance", "zero-spread groups"]
-    return (f"failure-weighted vs uniform: held-out {f:.3f} vs {u:.3f} "
-            f"(gain {gain:+.3f}, 2 s.e. = {2 * se:.3f}): {kimi}. "
-            f"s(1-s) weighting: zero-spread groups {z_v:.3f} vs uniform {z_u:.3f} "
-            f"({'fewer' if z_v < z_u else 'not fewer'}).")
+    return (
+        f"failure-weighted vs uniform: held-out {f:.3f} vs {u:.3f} "
+        f"(gain {gain:+.3f}, 2 s.e. = {2 * se:.3f}): {kimi}. "
+        f"s(1-s) weighting: zero-spread groups {z_v:.3f} vs uniform {z_u:.3f} "
+        f"({'fewer' if z_v < z_u else 'not fewer'})."
+    )

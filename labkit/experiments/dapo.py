@@ -51,8 +51,14 @@ EQUAL = "+ dynamic sampling, naive's samples"
 """Dynamic sampling again, for as many steps as fit in naive GRPO's sample budget."""
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None, pieces=None,
-        heldout: int | None = None, progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    steps: int | None = None,
+    pieces=None,
+    heldout: int | None = None,
+    progress: bool = True,
+) -> dict:
     """Train each variant of ``PIECES`` (full 60 steps, fast 4) and tabulate it; with naive
     GRPO and dynamic sampling among them, also dynamic sampling for the steps that fit in
     naive GRPO's sample budget (``EQUAL``: its own run, with its own learning-rate schedule).
@@ -69,27 +75,43 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None, pieces=None
     if {"naive GRPO", "+ dynamic sampling"} <= runs.keys():
         drawn = samples_drawn(runs["+ dynamic sampling"].metrics)
         n = max(1, int((drawn <= samples_drawn(runs["naive GRPO"].metrics).iloc[-1]).sum()))
-        trainer, secs = train(EQUAL, n, seed, progress, "lab77-",
-                              **(NAIVE | PIECES["+ dynamic sampling"]))
+        trainer, secs = train(
+            EQUAL, n, seed, progress, "lab77-", **(NAIVE | PIECES["+ dynamic sampling"])
+        )
         runs[EQUAL] = trainer.log
         rows.append(summary(EQUAL, trainer, secs, n_eval, seed))
-    return {"runs": runs, "table": pd.DataFrame(rows).set_index("variant"),
-            "config": {"steps": steps, "seed": seed, "heldout": n_eval, **SETUP}}
+    return {
+        "runs": runs,
+        "table": pd.DataFrame(rows).set_index("variant"),
+        "config": {"steps": steps, "seed": seed, "heldout": n_eval, **SETUP},
+    }
 
 
 def summary(name: str, trainer, secs: float, n_eval: int, seed: int) -> dict:
     """One table row: held-out accuracy of the final policy, and the last 10% of steps'
     entropy, truncation and length; samples drawn and wall time of the whole run."""
     m = trainer.log.metrics
-    tail = m.iloc[-max(1, len(m) // 10):]
+    tail = m.iloc[-max(1, len(m) // 10) :]
     model, tok, task = trainer.model, trainer.tokenizer, trainer.task
-    acc = accuracy(model, tok, task, task.heldout[:n_eval], temperature=1.0,
-                   max_completion_length=SETUP["max_completion_length"], seed=seed + 1)
-    return {"variant": name, "held-out accuracy": acc, "train accuracy (last 10%)":
-            float(tail["accuracy"].mean()), "entropy (last 10%)": float(tail["entropy"].mean()),
-            "truncated (last 10%)": float(tail["len/truncated_frac"].mean()),
-            "len/mean (last 10%)": float(tail["len/mean"].mean()),
-            "samples drawn": int(samples_drawn(m).iloc[-1]), "wall s": secs}
+    acc = accuracy(
+        model,
+        tok,
+        task,
+        task.heldout[:n_eval],
+        temperature=1.0,
+        max_completion_length=SETUP["max_completion_length"],
+        seed=seed + 1,
+    )
+    return {
+        "variant": name,
+        "held-out accuracy": acc,
+        "train accuracy (last 10%)": float(tail["accuracy"].mean()),
+        "entropy (last 10%)": float(tail["entropy"].mean()),
+        "truncated (last 10%)": float(tail["len/truncated_frac"].mean()),
+        "len/mean (last 10%)": float(tail["len/mean"].mean()),
+        "samples drawn": int(samples_drawn(m).iloc[-1]),
+        "wall s": secs,
+    }
 
 
 def samples_drawn(m: pd.DataFrame) -> pd.Series:
@@ -107,10 +129,20 @@ def efficiency(runs: dict) -> pd.DataFrame:
     out = []
     for name, log in runs.items():
         m = log.metrics
-        out.append(pd.DataFrame({
-            "run": name, "step": m["step"], "accuracy": m["accuracy"],
-            "samples drawn": samples_drawn(m), "seconds": m["time/step"].cumsum(),
-            "kept_frac": m.get("sampling/kept_frac", pd.Series(float("nan"), index=m.index))}))
+        out.append(
+            pd.DataFrame(
+                {
+                    "run": name,
+                    "step": m["step"],
+                    "accuracy": m["accuracy"],
+                    "samples drawn": samples_drawn(m),
+                    "seconds": m["time/step"].cumsum(),
+                    "kept_frac": m.get(
+                        "sampling/kept_frac", pd.Series(float("nan"), index=m.index)
+                    ),
+                }
+            )
+        )
     return pd.concat(out, ignore_index=True)
 
 
@@ -132,10 +164,16 @@ def verdict(results: dict) -> str:
     base = t.loc["naive GRPO"]
     checks = [
         ("+ clip-higher", "entropy (last 10%)", "clip-higher keeps entropy higher"),
-        ("+ soft overlong punishment", "truncated (last 10%)",
-         "soft overlong punishment lowers the truncation rate"),
-        ("+ dynamic sampling", "held-out accuracy",
-         "dynamic sampling beats naive GRPO in the same steps"),
+        (
+            "+ soft overlong punishment",
+            "truncated (last 10%)",
+            "soft overlong punishment lowers the truncation rate",
+        ),
+        (
+            "+ dynamic sampling",
+            "held-out accuracy",
+            "dynamic sampling beats naive GRPO in the same steps",
+        ),
         (EQUAL, "held-out accuracy", "dynamic sampling beats naive GRPO with the same samples"),
         ("+ token-level loss", "held-out accuracy", "the token-level loss beats naive GRPO"),
         ("+ overlong filtering", "held-out accuracy", "overlong filtering beats naive GRPO"),
@@ -148,7 +186,9 @@ def verdict(results: dict) -> str:
         a, b = t.loc[name, col], base[col]
         ok = {"entropy (last 10%)": a > b, "truncated (last 10%)": a < b}.get(col)
         ok = beats(a, b, n) if ok is None else ok
-        lines.append(f"{'REPRODUCED' if ok else 'NOT REPRODUCED'}: {what} "
-                     f"({col}: {a:.3f} vs naive {b:.3f}; {int(t.loc[name, 'samples drawn'])} "
-                     f"vs {int(base['samples drawn'])} samples drawn).")
+        lines.append(
+            f"{'REPRODUCED' if ok else 'NOT REPRODUCED'}: {what} "
+            f"({col}: {a:.3f} vs naive {b:.3f}; {int(t.loc[name, 'samples drawn'])} "
+            f"vs {int(base['samples drawn'])} samples drawn)."
+        )
     return "\n".join(lines)

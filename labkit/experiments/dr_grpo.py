@@ -41,24 +41,40 @@ CLAIM = (
     "no std scaling (scale_rewards='none') it does not. The group std in the advantage "
     "up-weights questions that are too easy or too hard (small reward spread)."
 )
-SETUP = {"reward_funcs": ["leading_match"], "learning_rate": 5e-4, "num_iterations": 2,
-         "num_generations": 4, "prompts_per_step": 16, "beta": 0.0,
-         "max_completion_length": 16}
+SETUP = {
+    "reward_funcs": ["leading_match"],
+    "learning_rate": 5e-4,
+    "num_iterations": 2,
+    "num_generations": 4,
+    "prompts_per_step": 16,
+    "beta": 0.0,
+    "max_completion_length": 16,
+}
 """The long-completion setup shared with labs 77 (``labkit.experiments.dapo``)."""
-VARIANTS = {"grpo": {"loss_type": "grpo", "scale_rewards": "group"},
-            "dr_grpo": {"loss_type": "dr_grpo", "scale_rewards": "none"}}
+VARIANTS = {
+    "grpo": {"loss_type": "grpo", "scale_rewards": "group"},
+    "dr_grpo": {"loss_type": "dr_grpo", "scale_rewards": "none"},
+}
 LENGTHS = ["len/incorrect", "len/correct", "len/mean", "len/truncated_frac"]
 
 
-def train(name: str, steps: int, seed: int = 0, progress: bool = False, prefix: str = "lab76-",
-          **config):
+def train(
+    name: str, steps: int, seed: int = 0, progress: bool = False, prefix: str = "lab76-", **config
+):
     """One run of ``SETUP`` + ``config`` on ``tiny-babble`` / ``addition_ramble``:
     (trainer, seconds). Its log ``trainer.log`` is written to ``runs/<prefix><slug of name>``
     (no checkpoints), so ``lk.compare_runs`` labels it by ``name``."""
     t0 = time.perf_counter()
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    trainer = GRPOTrainer("tiny-babble", task="addition_ramble", seed=seed, track_kl=False,
-                          run_name=prefix + slug, save_steps=0, **(SETUP | {"max_steps": steps} | config))
+    trainer = GRPOTrainer(
+        "tiny-babble",
+        task="addition_ramble",
+        seed=seed,
+        track_kl=False,
+        run_name=prefix + slug,
+        save_steps=0,
+        **(SETUP | {"max_steps": steps} | config),
+    )
     trainer.algorithm = name  # the progress bar's label
     trainer.train(progress=progress)
     return trainer, time.perf_counter() - t0
@@ -74,8 +90,7 @@ def slope(metrics: pd.DataFrame, key: str) -> float:
     return float(np.polyfit(m["step"], m[key], 1)[0]) if len(m) > 1 else float("nan")
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None,
-        progress: bool = True) -> dict:
+def run(fast: bool = False, seed: int = 0, steps: int | None = None, progress: bool = True) -> dict:
     """GRPO and Dr. GRPO from the same policy, seed and budget (full 150 steps, fast 20).
 
     Returns ``{"runs": {name: RunLog}, "lengths": DataFrame (slopes), "std_bias": DataFrame,
@@ -86,8 +101,12 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None,
     for name, cfg in VARIANTS.items():
         trainer, secs[name] = train(name, steps, seed, progress, **cfg)
         runs[name] = trainer.log
-    return {"runs": runs, "lengths": length_table(runs, secs), "std_bias": std_bias(runs),
-            "config": {"steps": steps, "seed": seed, **SETUP}}
+    return {
+        "runs": runs,
+        "lengths": length_table(runs, secs),
+        "std_bias": std_bias(runs),
+        "config": {"steps": steps, "seed": seed, **SETUP},
+    }
 
 
 def length_table(runs: dict, secs: dict | None = None) -> pd.DataFrame:
@@ -96,7 +115,7 @@ def length_table(runs: dict, secs: dict | None = None) -> pd.DataFrame:
     rows = []
     for name, log in runs.items():
         m = log.metrics
-        tail = m.iloc[-max(1, len(m) // 10):]
+        tail = m.iloc[-max(1, len(m) // 10) :]
         row = {"run": name}
         for k in LENGTHS:
             row[f"{k} slope"] = slope(m, k)
@@ -114,15 +133,22 @@ def std_bias(runs: dict) -> pd.DataFrame:
     out = []
     for name, log in runs.items():
         s = log.samples
-        g = s.groupby(["step", "group"]).agg(acc=("correct", "mean"),
-                                             adv=("advantage", lambda a: a.abs().mean()))
+        g = s.groupby(["step", "group"]).agg(
+            acc=("correct", "mean"), adv=("advantage", lambda a: a.abs().mean())
+        )
         g = g[(g["acc"] > 0) & (g["acc"] < 1)]
         t = g.groupby("acc")["adv"].agg(["mean", "count"])
         t["share"] = t["mean"] * t["count"] / (t["mean"] * t["count"]).sum()
         out.append(t.assign(run=name).reset_index())
     df = pd.concat(out, ignore_index=True)
-    return df.rename(columns={"acc": "group accuracy", "mean": "mean |A|", "count": "groups",
-                              "share": "share of |A|"})
+    return df.rename(
+        columns={
+            "acc": "group accuracy",
+            "mean": "mean |A|",
+            "count": "groups",
+            "share": "share of |A|",
+        }
+    )
 
 
 def extremes_over_middle(std: pd.DataFrame, run: str) -> float:
@@ -140,17 +166,29 @@ def verdict(results: dict) -> str:
     long_ok = g > 0 and g > d
     eg, ed = extremes_over_middle(std, "grpo"), extremes_over_middle(std, "dr_grpo")
     std_ok = eg > 1.05 * ed
-    return "\n".join([
-        (f"slope of len/incorrect over steps: GRPO {g:+.4f}, Dr. GRPO {d:+.4f} tokens/step "
-         f"(len/incorrect {t.loc['grpo', 'len/incorrect first']:.2f} -> "
-         f"{t.loc['grpo', 'len/incorrect last']:.2f} under GRPO, "
-         f"{t.loc['dr_grpo', 'len/incorrect first']:.2f} -> "
-         f"{t.loc['dr_grpo', 'len/incorrect last']:.2f} under Dr. GRPO)."),
-        ("REPRODUCED (length): incorrect answers grow longer under GRPO than under Dr. GRPO."
-         if long_ok else "NOT REPRODUCED (length): incorrect answers do not grow longer under "
-         "GRPO than under Dr. GRPO on this toy."),
-        (f"mean |A| of the extreme groups (1 or G-1 right) over the middle ones: "
-         f"{eg:.2f} with std scaling (GRPO), {ed:.2f} without (Dr. GRPO)."),
-        ("REPRODUCED (std): group std scaling up-weights too-easy and too-hard questions."
-         if std_ok else "NOT REPRODUCED (std): std scaling does not up-weight the extremes."),
-    ])
+    return "\n".join(
+        [
+            (
+                f"slope of len/incorrect over steps: GRPO {g:+.4f}, Dr. GRPO {d:+.4f} tokens/step "
+                f"(len/incorrect {t.loc['grpo', 'len/incorrect first']:.2f} -> "
+                f"{t.loc['grpo', 'len/incorrect last']:.2f} under GRPO, "
+                f"{t.loc['dr_grpo', 'len/incorrect first']:.2f} -> "
+                f"{t.loc['dr_grpo', 'len/incorrect last']:.2f} under Dr. GRPO)."
+            ),
+            (
+                "REPRODUCED (length): incorrect answers grow longer under GRPO than under Dr. GRPO."
+                if long_ok
+                else "NOT REPRODUCED (length): incorrect answers do not grow longer under "
+                "GRPO than under Dr. GRPO on this toy."
+            ),
+            (
+                f"mean |A| of the extreme groups (1 or G-1 right) over the middle ones: "
+                f"{eg:.2f} with std scaling (GRPO), {ed:.2f} without (Dr. GRPO)."
+            ),
+            (
+                "REPRODUCED (std): group std scaling up-weights too-easy and too-hard questions."
+                if std_ok
+                else "NOT REPRODUCED (std): std scaling does not up-weight the extremes."
+            ),
+        ]
+    )

@@ -64,12 +64,23 @@ def summarise(trainer, log, heldout: int, seed: int) -> dict:
     m = log.metrics
     n = max(1, len(m) // 10)
     last = m.iloc[-n:]
-    row = {"entropy first": m["entropy"].iloc[:n].mean(), "entropy last": last["entropy"].mean(),
-           "entropy sd": last["entropy"].std(ddof=0), "reward last": last["reward/mean"].mean(),
-           "kl/k1 last": last["kl/k1"].mean(), "kl/k3 last": last["kl/k3"].mean(),
-           "clip high": m["clip/ratio_high"].mean() if "clip/ratio_high" in m else float("nan")}
-    row["heldout acc"] = accuracy(trainer.model, trainer.tokenizer, trainer.task,
-                                  trainer.task.heldout[:heldout], temperature=1.0, seed=seed + 1)
+    row = {
+        "entropy first": m["entropy"].iloc[:n].mean(),
+        "entropy last": last["entropy"].mean(),
+        "entropy sd": last["entropy"].std(ddof=0),
+        "reward last": last["reward/mean"].mean(),
+        "kl/k1 last": last["kl/k1"].mean(),
+        "kl/k3 last": last["kl/k3"].mean(),
+        "clip high": m["clip/ratio_high"].mean() if "clip/ratio_high" in m else float("nan"),
+    }
+    row["heldout acc"] = accuracy(
+        trainer.model,
+        trainer.tokenizer,
+        trainer.task,
+        trainer.task.heldout[:heldout],
+        temperature=1.0,
+        seed=seed + 1,
+    )
     return row
 
 
@@ -80,8 +91,14 @@ def train(cls, label: str, steps: int, seed: int, heldout: int, **kw):
     return log, {"arm": label, **summarise(trainer, log, heldout, seed)}
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None,
-        ppo_steps: int | None = None, heldout: int | None = None, progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    steps: int | None = None,
+    ppo_steps: int | None = None,
+    heldout: int | None = None,
+    progress: bool = True,
+) -> dict:
     """(a) the entropy arms and (b) the beta sweep on ``DRIFT`` (the base GRPO run, 32 x 4, made
     mu = 4 at lr 1e-3; beta = 0 is arm (a)'s first run), (c) PPO's KL placements at beta 0.1.
 
@@ -93,8 +110,10 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None,
     jobs = [("entropy", GRPOTrainer, k, DRIFT | kw) for k, kw in ENTROPY_ARMS.items()]
     jobs += [("beta", GRPOTrainer, f"beta {b}", DRIFT | {"beta": b}) for b in BETAS if b > 0]
     jobs += [("placement", PPOTrainer, k, {"beta": 0.1} | kw) for k, kw in KL_ARMS.items()]
-    logs, rows = {"entropy": {}, "beta": {}, "placement": {}}, {"entropy": [], "beta": [],
-                                                               "placement": []}
+    logs, rows = (
+        {"entropy": {}, "beta": {}, "placement": {}},
+        {"entropy": [], "beta": [], "placement": []},
+    )
     for section, cls, label, kw in tqdm(jobs, desc="runs", disable=not progress):
         n = ppo_steps if cls is PPOTrainer else steps
         logs[section][label], row = train(cls, label, n, seed, heldout, **kw)
@@ -102,11 +121,14 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None,
     beta0 = {**rows["entropy"][0], "arm": "beta 0.0"}
     logs["beta"] = {"beta 0.0": logs["entropy"]["GRPO, eps 0.2"], **logs["beta"]}
     beta = pd.DataFrame([beta0] + rows["beta"]).assign(beta=list(BETAS))
-    cfg = {"steps": steps, "ppo_steps": ppo_steps, "heldout": heldout, "seed": seed,
-           "grpo": DRIFT}
-    return {"entropy": pd.DataFrame(rows["entropy"]).set_index("arm"),
-            "beta": beta.set_index("arm"), "placement": pd.DataFrame(rows["placement"]).set_index("arm"),
-            "logs": logs, "config": cfg}
+    cfg = {"steps": steps, "ppo_steps": ppo_steps, "heldout": heldout, "seed": seed, "grpo": DRIFT}
+    return {
+        "entropy": pd.DataFrame(rows["entropy"]).set_index("arm"),
+        "beta": beta.set_index("arm"),
+        "placement": pd.DataFrame(rows["placement"]).set_index("arm"),
+        "logs": logs,
+        "config": cfg,
+    }
 
 
 def monotone(x: pd.Series, increasing: bool) -> bool:
@@ -119,26 +141,48 @@ def verdicts(results: dict) -> pd.DataFrame:
     """One row per claim: measured numbers and 'reproduced' / 'not reproduced', from the tables."""
     e, b, p = results["entropy"], results["beta"], results["placement"]
     base = e.loc["GRPO, eps 0.2"]
-    rows = [{"claim": "GRPO collapses entropy", "measured":
-             f"{base['entropy first']:.3f} -> {base['entropy last']:.3f}",
-             "reproduced": base["entropy last"] < base["entropy first"]}]
+    rows = [
+        {
+            "claim": "GRPO collapses entropy",
+            "measured": f"{base['entropy first']:.3f} -> {base['entropy last']:.3f}",
+            "reproduced": base["entropy last"] < base["entropy first"],
+        }
+    ]
     for arm in list(e.index)[1:]:
         x = e.loc[arm]
-        rows.append({"claim": f"{arm} ends with higher entropy than GRPO", "measured":
-                     f"{x['entropy last']:.3f} vs {base['entropy last']:.3f} (sd "
-                     f"{base['entropy sd']:.3f}); acc {x['heldout acc']:.3f} vs "
-                     f"{base['heldout acc']:.3f}",
-                     "reproduced": x["entropy last"] > base["entropy last"]})
+        rows.append(
+            {
+                "claim": f"{arm} ends with higher entropy than GRPO",
+                "measured": f"{x['entropy last']:.3f} vs {base['entropy last']:.3f} (sd "
+                f"{base['entropy sd']:.3f}); acc {x['heldout acc']:.3f} vs "
+                f"{base['heldout acc']:.3f}",
+                "reproduced": x["entropy last"] > base["entropy last"],
+            }
+        )
     for k in ("kl/k3", "kl/k1"):  # k3 (in the loss) and k1 (log-ratio) can disagree
-        rows.append({"claim": f"final KL falls as beta rises ({k})", "measured": f"{k} " + ", ".join(
-            f"{v:.4f}" for v in b[f"{k} last"]), "reproduced": monotone(b[f"{k} last"], False)})
-    rows.append({"claim": "final reward falls as beta rises", "measured": "reward " + ", ".join(
-        f"{v:.3f}" for v in b["reward last"]), "reproduced": monotone(b["reward last"], False)})
+        rows.append(
+            {
+                "claim": f"final KL falls as beta rises ({k})",
+                "measured": f"{k} " + ", ".join(f"{v:.4f}" for v in b[f"{k} last"]),
+                "reproduced": monotone(b[f"{k} last"], False),
+            }
+        )
+    rows.append(
+        {
+            "claim": "final reward falls as beta rises",
+            "measured": "reward " + ", ".join(f"{v:.3f}" for v in b["reward last"]),
+            "reproduced": monotone(b["reward last"], False),
+        }
+    )
     rw, ls = p.loc["PPO, beta k1 in the reward"], p.loc["PPO, beta k3 in the loss"]
-    rows.append({"claim": "KL in the reward is more conservative (lower KL) than in the loss",
-                 "measured": f"kl/k3 {rw['kl/k3 last']:.4f} vs {ls['kl/k3 last']:.4f}; reward "
-                             f"{rw['reward last']:.3f} vs {ls['reward last']:.3f}",
-                 "reproduced": rw["kl/k3 last"] < ls["kl/k3 last"]})
+    rows.append(
+        {
+            "claim": "KL in the reward is more conservative (lower KL) than in the loss",
+            "measured": f"kl/k3 {rw['kl/k3 last']:.4f} vs {ls['kl/k3 last']:.4f}; reward "
+            f"{rw['reward last']:.3f} vs {ls['reward last']:.3f}",
+            "reproduced": rw["kl/k3 last"] < ls["kl/k3 last"],
+        }
+    )
     out = pd.DataFrame(rows)
     out["reproduced"] = out["reproduced"].map({True: "reproduced", False: "not reproduced"})
     return out
@@ -146,5 +190,6 @@ def verdicts(results: dict) -> pd.DataFrame:
 
 def verdict(results: dict) -> str:
     """Plain words, one line per claim, computed from the tables (one seed: see the sd)."""
-    return "\n".join(f"{r.reproduced.upper()}: {r.claim} ({r.measured})."
-                     for r in verdicts(results).itertuples())
+    return "\n".join(
+        f"{r.reproduced.upper()}: {r.claim} ({r.measured})." for r in verdicts(results).itertuples()
+    )

@@ -19,31 +19,57 @@ from labkit.models.memory import GB, estimate_memory
 from labkit.models.policy import add_lora, load_policy
 from labkit.tasks.hub import gsm8k
 
-CLAIM = ("GRPO (DeepSeekMath, arXiv 2402.03300) trains a small instruct model with LoRA on GSM8K "
-         "(arXiv 2110.14168) on one GPU when the precision follows the hardware: bf16 autocast on "
-         "compute capability >= 8.0, fp16 + a gradient scaler on 7.x (a T4), never "
-         "torch.cuda.is_bf16_supported(), which answers True on a T4 through emulation. "
-         "On a CPU: bf16 autocast trains as fp32 does (held-out accuracy rises in both).")
+CLAIM = (
+    "GRPO (DeepSeekMath, arXiv 2402.03300) trains a small instruct model with LoRA on GSM8K "
+    "(arXiv 2110.14168) on one GPU when the precision follows the hardware: bf16 autocast on "
+    "compute capability >= 8.0, fp16 + a gradient scaler on 7.x (a T4), never "
+    "torch.cuda.is_bf16_supported(), which answers True on a T4 through emulation. "
+    "On a CPU: bf16 autocast trains as fp32 does (held-out accuracy rises in both)."
+)
 
-MODELS = {"qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B-Instruct",
-          "smollm2-360m": "HuggingFaceTB/SmolLM2-360M-Instruct"}
+MODELS = {
+    "qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B-Instruct",
+    "smollm2-360m": "HuggingFaceTB/SmolLM2-360M-Instruct",
+}
 ARCHS = {  # published config.json values (494.0 M and 361.8 M parameters): presets are sized
     # with labkit.models.memory on a meta-device copy, no download
-    MODELS["qwen2.5-0.5b"]: ("qwen2", {"hidden_size": 896, "intermediate_size": 4864,
-                                       "num_hidden_layers": 24, "num_attention_heads": 14,
-                                       "num_key_value_heads": 2, "vocab_size": 151936,
-                                       "tie_word_embeddings": True}),
-    MODELS["smollm2-360m"]: ("llama", {"hidden_size": 960, "intermediate_size": 2560,
-                                       "num_hidden_layers": 32, "num_attention_heads": 15,
-                                       "num_key_value_heads": 5, "vocab_size": 49152,
-                                       "tie_word_embeddings": True}),
+    MODELS["qwen2.5-0.5b"]: (
+        "qwen2",
+        {
+            "hidden_size": 896,
+            "intermediate_size": 4864,
+            "num_hidden_layers": 24,
+            "num_attention_heads": 14,
+            "num_key_value_heads": 2,
+            "vocab_size": 151936,
+            "tie_word_embeddings": True,
+        },
+    ),
+    MODELS["smollm2-360m"]: (
+        "llama",
+        {
+            "hidden_size": 960,
+            "intermediate_size": 2560,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 15,
+            "num_key_value_heads": 5,
+            "vocab_size": 49152,
+            "tie_word_embeddings": True,
+        },
+    ),
 }
 
 
 def _preset(gb, model, prompts, G, length):
-    return {"min_gb": gb, "model": MODELS[model], "prompts_per_step": prompts,
-            "num_generations": G, "max_completion_length": length,
-            "gradient_checkpointing": True, "expected_step_s": None}
+    return {
+        "min_gb": gb,
+        "model": MODELS[model],
+        "prompts_per_step": prompts,
+        "num_generations": G,
+        "max_completion_length": length,
+        "gradient_checkpointing": True,
+        "expected_step_s": None,
+    }
 
 
 PRESETS = {  # by GPU memory; precision is chosen by compute capability, not listed here
@@ -68,14 +94,18 @@ def pick_preset(model: str = "qwen2.5-0.5b") -> tuple[str, dict]:
     if model not in TABLES:
         raise ValueError(f"model={model!r}: presets exist for {sorted(TABLES)}; pick one")
     if not torch.cuda.is_available():
-        print("No GPU here: running the small CPU configuration (the tiny policy on addition, "
-              "fp32 vs bf16 autocast). On Colab: Runtime > Change runtime type > T4 GPU.")
+        print(
+            "No GPU here: running the small CPU configuration (the tiny policy on addition, "
+            "fp32 vs bf16 autocast). On Colab: Runtime > Change runtime type > T4 GPU."
+        )
         return "cpu", CPU
-    gb = torch.cuda.get_device_properties(0).total_memory / 1024 ** 3
+    gb = torch.cuda.get_device_properties(0).total_memory / 1024**3
     fits = [(p["min_gb"], n) for n, p in TABLES[model].items() if gb >= p["min_gb"]]
     name = max(fits)[1] if fits else "T4 16GB"
-    print(f"{torch.cuda.get_device_name(0)} ({gb:.0f} GB): preset {name}, precision "
-          f"{choose_precision('cuda')}")
+    print(
+        f"{torch.cuda.get_device_name(0)} ({gb:.0f} GB): preset {name}, precision "
+        f"{choose_precision('cuda')}"
+    )
     return name, TABLES[model][name]
 
 
@@ -90,9 +120,14 @@ def preset_table(model: str = "qwen2.5-0.5b") -> pd.DataFrame:
         with torch.device("meta"):  # shapes only: nothing downloaded, nothing allocated
             net = add_lora(AutoModelForCausalLM.from_config(AutoConfig.for_model(kind, **arch)))
         B = p["prompts_per_step"] * p["num_generations"]
-        est = estimate_memory(net, B, p["max_completion_length"] + 64,
-                              "fp16" if name.startswith("T4") else "bf16", False,
-                              p["gradient_checkpointing"])
+        est = estimate_memory(
+            net,
+            B,
+            p["max_completion_length"] + 64,
+            "fp16" if name.startswith("T4") else "bf16",
+            False,
+            p["gradient_checkpointing"],
+        )
         rows[name] = {**p, "est_gb": round(est["total"] / GB, 1)}
     return pd.DataFrame(rows).T
 
@@ -103,44 +138,79 @@ def gpu_trainer(preset: dict, task_path=None, max_steps: int = 200, run_name=Non
     try:
         model, tok = load_policy(preset["model"])
     except ValueError as e:
-        raise ValueError(f"{preset['model']} loads from the Hugging Face hub, which is not "
-                         "reachable here: run this on Colab or a GPU box with internet, or set "
-                         "preset['model'] to a local folder with its config.json and weights "
-                         "(offline, load_policy('smollm2-offline') gives SmolLM2-135M)") from e
+        raise ValueError(
+            f"{preset['model']} loads from the Hugging Face hub, which is not "
+            "reachable here: run this on Colab or a GPU box with internet, or set "
+            "preset['model'] to a local folder with its config.json and weights "
+            "(offline, load_policy('smollm2-offline') gives SmolLM2-135M)"
+        ) from e
     task = gsm8k(task_path)
-    kw = {k: preset[k] for k in ("prompts_per_step", "num_generations", "max_completion_length",
-                                 "gradient_checkpointing")}
-    return GRPOTrainer(add_lora(model), tokenizer=tok, task=task, device="auto",
-                       reward_funcs=[task.accuracy_reward], max_steps=max_steps,
-                       learning_rate=1e-5, beta=0.0, run_name=run_name, **kw)
+    kw = {
+        k: preset[k]
+        for k in (
+            "prompts_per_step",
+            "num_generations",
+            "max_completion_length",
+            "gradient_checkpointing",
+        )
+    }
+    return GRPOTrainer(
+        add_lora(model),
+        tokenizer=tok,
+        task=task,
+        device="auto",
+        reward_funcs=[task.accuracy_reward],
+        max_steps=max_steps,
+        learning_rate=1e-5,
+        beta=0.0,
+        run_name=run_name,
+        **kw,
+    )
 
 
 def run(fast: bool = True, seed: int = 0) -> tuple[dict, pd.DataFrame]:
     """The CPU stand-in: tiny GRPO in fp32 and in bf16 autocast from the same seed; returns
     ``({name: RunLog}, table)`` with held-out sampled accuracy before and after."""
     from labkit.runs.evaluate import accuracy
+
     steps, n_eval = (20, 200) if fast else (30, 500)
     logs, rows = {}, []
     for precision in ("fp32", "bf16"):
-        tr = GRPOTrainer(CPU["model"], prompts_per_step=CPU["prompts_per_step"],
-                         num_generations=CPU["num_generations"], max_steps=steps, seed=seed,
-                         learning_rate=CPU["learning_rate"], track_kl=False,
-                         precision=precision, save_steps=0, run_name=f"51_cpu_{precision}")
+        tr = GRPOTrainer(
+            CPU["model"],
+            prompts_per_step=CPU["prompts_per_step"],
+            num_generations=CPU["num_generations"],
+            max_steps=steps,
+            seed=seed,
+            learning_rate=CPU["learning_rate"],
+            track_kl=False,
+            precision=precision,
+            save_steps=0,
+            run_name=f"51_cpu_{precision}",
+        )
         probe = tr.task.heldout[:n_eval]
         before = accuracy(tr.model, tr.tokenizer, tr.task, probe, seed=7)
         logs[precision] = tr.train(progress=False)
         m = logs[precision].metrics
-        rows.append({"precision": precision, "heldout before": before,
-                     "heldout after": accuracy(tr.model, tr.tokenizer, tr.task, probe, seed=7),
-                     "s/step": float(m["time/step"].mean()), "steps": steps})
+        rows.append(
+            {
+                "precision": precision,
+                "heldout before": before,
+                "heldout after": accuracy(tr.model, tr.tokenizer, tr.task, probe, seed=7),
+                "s/step": float(m["time/step"].mean()),
+                "steps": steps,
+            }
+        )
     return logs, pd.DataFrame(rows)
 
 
 def verdict(table: pd.DataFrame) -> str:
-    """"reproduced" when bf16 autocast raises held-out accuracy as fp32 does (both > before)."""
+    """ "reproduced" when bf16 autocast raises held-out accuracy as fp32 does (both > before)."""
     t = table.set_index("precision")
     gain = t["heldout after"] - t["heldout before"]
     ok = gain["bf16"] > 0 and gain["fp32"] > 0
-    return (("reproduced" if ok else "not reproduced") +
-            f": held-out gain fp32 {gain['fp32']:+.3f}, bf16 {gain['bf16']:+.3f} "
-            f"({int(t['steps'].iloc[0])} steps, CPU)")
+    return (
+        ("reproduced" if ok else "not reproduced")
+        + f": held-out gain fp32 {gain['fp32']:+.3f}, bf16 {gain['bf16']:+.3f} "
+        f"({int(t['steps'].iloc[0])} steps, CPU)"
+    )

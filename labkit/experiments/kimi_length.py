@@ -52,9 +52,11 @@ def plain_length(completions: list[str], **kwargs) -> list[float]:
     return [-len(c) / SETUP["max_completion_length"] for c in completions]
 
 
-VARIANTS = {"acc": (["answer_match"], [1.0]),
-            "acc + kimi": (["answer_match", "kimi_length"], [1.0, W]),
-            "acc + plain": (["answer_match", plain_length], [1.0, W])}
+VARIANTS = {
+    "acc": (["answer_match"], [1.0]),
+    "acc + kimi": (["answer_match", "kimi_length"], [1.0, W]),
+    "acc + plain": (["answer_match", plain_length], [1.0, W]),
+}
 """name -> (reward functions, weights) of the GRPO runs."""
 
 
@@ -65,17 +67,28 @@ def long2short_pairs(n_prompts: int, seed: int = 0, G: int = 8) -> list[dict]:
     model, tok = load_policy("tiny-think")
     task = get_task("scratchpad")
     ex = random.Random(seed).sample(task.train, n_prompts)
-    b = rollout(model, tok, [e.prompt for e in ex for _ in range(G)],
-                SETUP["max_completion_length"], 1.0, generator=torch.Generator().manual_seed(seed))
+    b = rollout(
+        model,
+        tok,
+        [e.prompt for e in ex for _ in range(G)],
+        SETUP["max_completion_length"],
+        1.0,
+        generator=torch.Generator().manual_seed(seed),
+    )
     pairs = []
     for k, e in enumerate(ex):
-        outs = b.completions[k * G:(k + 1) * G]
+        outs = b.completions[k * G : (k + 1) * G]
         pairs += rank_pairs(e.prompt, outs, [task.verify(c, e.answer) for c in outs], "long2short")
     return pairs
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int | None = None,
-        progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    steps: int | None = None,
+    n_eval: int | None = None,
+    progress: bool = True,
+) -> dict:
     """The GRPO ``VARIANTS`` and DPO long2short (full 60 steps, fast 8). Returns
     ``{"runs", "table", "config"}``; the table is held-out, T = 1."""
     torch.set_num_threads(1)
@@ -83,21 +96,43 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int
     rows = [{"run": "cold start", **heldout(*load_policy("tiny-think"), n=n_eval, seed=seed)}]
     runs = {}
     for name, (funcs, weights) in VARIANTS.items():
-        trainer, secs = train(name, "tiny-think", funcs, weights, steps, seed, progress,
-                              prefix="lab92-")
+        trainer, secs = train(
+            name, "tiny-think", funcs, weights, steps, seed, progress, prefix="lab92-"
+        )
         runs[name] = trainer.log
-        rows.append({"run": name, **heldout(trainer.model, trainer.tokenizer, n=n_eval, seed=seed),
-                     "seconds": secs})
+        rows.append(
+            {
+                "run": name,
+                **heldout(trainer.model, trainer.tokenizer, n=n_eval, seed=seed),
+                "seconds": secs,
+            }
+        )
     t0 = time.perf_counter()
     pairs = long2short_pairs(64 if fast else 512, seed)
-    dpo = DPOTrainer("tiny-think", pairs=pairs, task="scratchpad", seed=seed, max_steps=steps,
-                     run_name="lab92-dpo-long2short", save_steps=0)
+    dpo = DPOTrainer(
+        "tiny-think",
+        pairs=pairs,
+        task="scratchpad",
+        seed=seed,
+        max_steps=steps,
+        run_name="lab92-dpo-long2short",
+        save_steps=0,
+    )
     dpo.train(progress=progress)
-    rows.append({"run": "DPO long2short", **heldout(dpo.model, dpo.tokenizer, n=n_eval, seed=seed),
-                 "seconds": time.perf_counter() - t0})
-    return {"runs": runs, "dpo": dpo.log, "pairs": len(pairs),
-            "table": pd.DataFrame(rows).set_index("run"),
-            "config": {"steps": steps, "seed": seed, "n_eval": n_eval, "w": W, **SETUP}}
+    rows.append(
+        {
+            "run": "DPO long2short",
+            **heldout(dpo.model, dpo.tokenizer, n=n_eval, seed=seed),
+            "seconds": time.perf_counter() - t0,
+        }
+    )
+    return {
+        "runs": runs,
+        "dpo": dpo.log,
+        "pairs": len(pairs),
+        "table": pd.DataFrame(rows).set_index("run"),
+        "config": {"steps": steps, "seed": seed, "n_eval": n_eval, "w": W, **SETUP},
+    }
 
 
 def verdict(results: dict) -> str:
@@ -105,14 +140,20 @@ def verdict(results: dict) -> str:
     ``MARGIN`` of it."""
     t = results["table"]
     ref = t.loc["acc"]
-    lines = [(f"acc (reference): accuracy {ref['accuracy']:.3f}, length of correct answers "
-             f"{ref['length correct']:.1f} chars, think rate {ref['think']:.3f}.")]
+    lines = [
+        (
+            f"acc (reference): accuracy {ref['accuracy']:.3f}, length of correct answers "
+            f"{ref['length correct']:.1f} chars, think rate {ref['think']:.3f}."
+        )
+    ]
     for name in [r for r in t.index if r not in ("acc", "cold start")]:
         r = t.loc[name]
         shorter = r["length correct"] < ref["length correct"]
         kept = r["accuracy"] >= ref["accuracy"] - MARGIN
         word = "REPRODUCED" if shorter and kept else "NOT REPRODUCED"
-        lines.append(f"{word} ({name}): correct answers {r['length correct']:.1f} chars "
-                     f"(shorter: {shorter}), accuracy {r['accuracy']:.3f} (within {MARGIN}: "
-                     f"{kept}), think rate {r['think']:.3f}.")
+        lines.append(
+            f"{word} ({name}): correct answers {r['length correct']:.1f} chars "
+            f"(shorter: {shorter}), accuracy {r['accuracy']:.3f} (within {MARGIN}: "
+            f"{kept}), think rate {r['think']:.3f}."
+        )
     return "\n".join(lines)

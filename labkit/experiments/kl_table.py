@@ -24,8 +24,12 @@ from labkit.core.kl import kl_k1, kl_k2, kl_k3, kl_k3_is, kl_k3_st
 ESTIMATORS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3}
 # Schulman's published table: (mu, estimator) -> (bias/KL, std/KL)
 PUBLISHED = {
-    (0.1, "k1"): (0.0, 20.0), (0.1, "k2"): (0.002, 1.42), (0.1, "k3"): (0.0, 1.42),
-    (1.0, "k1"): (0.0, 2.0), (1.0, "k2"): (0.25, 1.73), (1.0, "k3"): (0.0, 1.70),
+    (0.1, "k1"): (0.0, 20.0),
+    (0.1, "k2"): (0.002, 1.42),
+    (0.1, "k3"): (0.0, 1.42),
+    (1.0, "k1"): (0.0, 2.0),
+    (1.0, "k2"): (0.25, 1.73),
+    (1.0, "k3"): (0.0, 1.70),
 }
 
 
@@ -54,8 +58,10 @@ def _moments(k: torch.Tensor, kl: float) -> dict[str, float]:
     m4 = ((k - mean) ** 4).mean()
     se_std = torch.sqrt((m4 - s**4).clamp(min=0) / (4 * n * s**2))
     return {
-        "bias/KL": float((mean - kl) / kl), "bias/KL se": float(s / math.sqrt(n) / kl),
-        "std/KL": float(s / kl), "std/KL se": float(se_std / kl),
+        "bias/KL": float((mean - kl) / kl),
+        "bias/KL se": float(s / math.sqrt(n) / kl),
+        "std/KL": float(s / kl),
+        "std/KL se": float(se_std / kl),
     }
 
 
@@ -77,18 +83,31 @@ def schulman_table(mus=(0.1, 1.0), n: int = 1_000_000, seed: int = 0) -> pd.Data
         for name, fn in ESTIMATORS.items():
             bias, std = closed_form(mu, name)
             pub = PUBLISHED.get((round(mu, 6), name), (math.nan, math.nan))
-            rows.append({
-                "mu": mu, "estimator": name, "KL": kl, **_moments(fn(log_q, log_p), kl),
-                "bias/KL closed": bias, "std/KL closed": std,
-                "bias/KL published": pub[0], "std/KL published": pub[1],
-            })
+            rows.append(
+                {
+                    "mu": mu,
+                    "estimator": name,
+                    "KL": kl,
+                    **_moments(fn(log_q, log_p), kl),
+                    "bias/KL closed": bias,
+                    "std/KL closed": std,
+                    "bias/KL published": pub[0],
+                    "std/KL published": pub[1],
+                }
+            )
     return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- KL in the reward vs KL as a loss
 
-KL_USES = ("k1 in reward", "k1 as loss", "k2 as loss", "k3 as loss", "k3 x ratio as loss",
-           "k3_st as loss")
+KL_USES = (
+    "k1 in reward",
+    "k1 as loss",
+    "k2 as loss",
+    "k3 as loss",
+    "k3 x ratio as loss",
+    "k3_st as loss",
+)
 
 
 def _surrogate(theta, ref_logp, reward, beta, use):
@@ -100,8 +119,9 @@ def _surrogate(theta, ref_logp, reward, beta, use):
         return pg + beta * (q * kl_k1(logp, ref_logp).detach() * logp).sum()
     if use == "k3 x ratio as loss":  # sampled from pi_old = pi (detached): ratio 1, grad not 0
         return pg + beta * (q * kl_k3_is(logp, ref_logp, logp.detach())).sum()
-    fn = {"k1 as loss": kl_k1, "k2 as loss": kl_k2, "k3 as loss": kl_k3,
-          "k3_st as loss": kl_k3_st}[use]
+    fn = {"k1 as loss": kl_k1, "k2 as loss": kl_k2, "k3 as loss": kl_k3, "k3_st as loss": kl_k3_st}[
+        use
+    ]
     return pg + beta * (q * fn(logp, ref_logp)).sum()
 
 
@@ -124,8 +144,12 @@ def kl_bandit(
     ref = torch.as_tensor(ref_probs, dtype=torch.float64)  # [V]
     ref_logp = (ref / ref.sum()).log()  # [V]
     target = (ref_logp + r / beta).softmax(-1)  # [V]: pi*
-    out = {"action": list(range(len(r))), "r": r.tolist(), "pi_ref": ref_logp.exp().tolist(),
-           "pi*": target.tolist()}
+    out = {
+        "action": list(range(len(r))),
+        "r": r.tolist(),
+        "pi_ref": ref_logp.exp().tolist(),
+        "pi*": target.tolist(),
+    }
     for use in KL_USES:
         theta = ref_logp.clone().requires_grad_()
         opt = torch.optim.SGD([theta], lr=lr)

@@ -41,13 +41,23 @@ CLAIM = (
 )
 ARMS = {
     "grpo (token, PPO-clip 0.2)": {"loss_type": "grpo"},
-    "gspo (sequence, 3e-4/4e-4)": {"loss_type": "grpo", "importance_sampling_level": "sequence",
-                                   "epsilon": 3e-4, "epsilon_high": 4e-4},
+    "gspo (sequence, 3e-4/4e-4)": {
+        "loss_type": "grpo",
+        "importance_sampling_level": "sequence",
+        "epsilon": 3e-4,
+        "epsilon_high": 4e-4,
+    },
     "cispo (IS weight <= 5)": {"loss_type": "cispo", "epsilon_high": 5.0},
 }
 """The three objectives, by name: GRPOConfig overrides."""
-STRESS = {"num_iterations": 4, "learning_rate": 1e-3, "lr_scheduler_type": "constant",
-          "num_generations": 4, "prompts_per_step": 32, "beta": 0.0}
+STRESS = {
+    "num_iterations": 4,
+    "learning_rate": 1e-3,
+    "lr_scheduler_type": "constant",
+    "num_generations": 4,
+    "prompts_per_step": 32,
+    "beta": 0.0,
+}
 """Off-policy stress: mu = 4 updates per batch at 2x the demo's learning rate (5e-4)."""
 
 
@@ -64,12 +74,17 @@ def stability(metrics: pd.DataFrame, window: int = 10) -> dict:
     r = metrics["reward/mean"]
     ma = r.rolling(window, min_periods=1).mean()
     q = max(1, len(r) // 4)
-    return {"reward (first 5)": r.iloc[:5].mean(), "reward (last 1/4)": r.iloc[-q:].mean(),
-            "accuracy (last 1/4)":
-            metrics["accuracy"].iloc[-q:].mean(), "drawdown": float((ma.cummax() - ma).max()),
-            "reward step std": float(r.diff().std()) if len(r) > 2 else float("nan"),
-            "ratio/max": metrics["ratio/max"].max(), "ratio/min": metrics["ratio/min"].min(),
-            "kl/old": metrics["kl/old"].mean(), "clip/region": metrics["clip/region"].mean()}
+    return {
+        "reward (first 5)": r.iloc[:5].mean(),
+        "reward (last 1/4)": r.iloc[-q:].mean(),
+        "accuracy (last 1/4)": metrics["accuracy"].iloc[-q:].mean(),
+        "drawdown": float((ma.cummax() - ma).max()),
+        "reward step std": float(r.diff().std()) if len(r) > 2 else float("nan"),
+        "ratio/max": metrics["ratio/max"].max(),
+        "ratio/min": metrics["ratio/min"].min(),
+        "kl/old": metrics["kl/old"].mean(),
+        "clip/region": metrics["clip/region"].mean(),
+    }
 
 
 def collapsed(row) -> bool:
@@ -82,17 +97,26 @@ def compare_stability(t: pd.DataFrame, base: str, arm: str, what: str) -> str:
     reward no lower), and did either collapse?"""
     b, k = t.loc[base], t.loc[arm]
     if collapsed(b) and collapsed(k):
-        return (f"{what}: NOT REPRODUCED: both runs collapsed (final reward "
-                f"{b['reward (last 1/4)']:.3f} and {k['reward (last 1/4)']:.3f}, from "
-                f"{b['reward (first 5)']:.3f}); the stress is too strong to compare them "
-                f"(the second ends {'lower' if k['reward (last 1/4)'] < b['reward (last 1/4)'] else 'no lower'}).")
+        return (
+            f"{what}: NOT REPRODUCED: both runs collapsed (final reward "
+            f"{b['reward (last 1/4)']:.3f} and {k['reward (last 1/4)']:.3f}, from "
+            f"{b['reward (first 5)']:.3f}); the stress is too strong to compare them "
+            f"(the second ends {'lower' if k['reward (last 1/4)'] < b['reward (last 1/4)'] else 'no lower'})."
+        )
     ok = k["drawdown"] < b["drawdown"] and k["reward (last 1/4)"] >= b["reward (last 1/4)"]
-    return (f"{what} (smaller drawdown, final reward no lower): "
-            + ("REPRODUCED." if ok else "NOT REPRODUCED on this toy."))
+    return f"{what} (smaller drawdown, final reward no lower): " + (
+        "REPRODUCED." if ok else "NOT REPRODUCED on this toy."
+    )
 
 
-def run(fast: bool = False, seeds=(0, 1), steps: int | None = None, stress: dict | None = None,
-        arms: dict | None = None, progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seeds=(0, 1),
+    steps: int | None = None,
+    stress: dict | None = None,
+    arms: dict | None = None,
+    progress: bool = True,
+) -> dict:
     """Train each arm under ``stress`` for ``steps`` steps on each seed (same seed, same prompts
     at step 1, same budget). Full: 60 steps x 2 seeds; fast: 6 steps x 1 seed.
 
@@ -110,9 +134,12 @@ def run(fast: bool = False, seeds=(0, 1), steps: int | None = None, stress: dict
             rows.append({"arm": name, "seed": seed, **stability(log.metrics)})
             if seed == seeds[0]:
                 logs[name] = log
-    return {"table": pd.DataFrame(rows), "logs": logs,
-            "silenced": silenced_tokens(seed=seeds[0], stress=stress),
-            "config": {"steps": steps, "seeds": list(seeds), **stress}}
+    return {
+        "table": pd.DataFrame(rows),
+        "logs": logs,
+        "silenced": silenced_tokens(seed=seeds[0], stress=stress),
+        "config": {"steps": steps, "seeds": list(seeds), **stress},
+    }
 
 
 def summary(results: dict) -> pd.DataFrame:
@@ -144,11 +171,15 @@ def count_silenced(g_ppo, g_cispo, clipped, adv, mask) -> dict:
     adv = adv.unsqueeze(-1) if adv.dim() == 1 else adv
     nonzero_adv = valid & (adv != 0)  # [B, T]
     ppo0, cis0 = valid & (g_ppo == 0), valid & (g_cispo == 0)  # [B, T]
-    return {"valid tokens": int(valid.sum()), "tokens with A != 0": int(nonzero_adv.sum()),
-            "ppo clipped": int((valid & (clipped != 0)).sum()),
-            "ppo zero grad": int(ppo0.sum()), "ppo zero grad, A != 0": int((ppo0 & nonzero_adv).sum()),
-            "ppo zero, cispo nonzero": int((ppo0 & ~cis0).sum()),
-            "cispo zero, ppo nonzero": int((cis0 & ~ppo0).sum())}
+    return {
+        "valid tokens": int(valid.sum()),
+        "tokens with A != 0": int(nonzero_adv.sum()),
+        "ppo clipped": int((valid & (clipped != 0)).sum()),
+        "ppo zero grad": int(ppo0.sum()),
+        "ppo zero grad, A != 0": int((ppo0 & nonzero_adv).sum()),
+        "ppo zero, cispo nonzero": int((ppo0 & ~cis0).sum()),
+        "cispo zero, ppo nonzero": int((cis0 & ~ppo0).sum()),
+    }
 
 
 def silenced_tokens(seed: int = 0, updates: int = 3, stress: dict | None = None) -> dict:
@@ -172,19 +203,28 @@ def verdict(results: dict) -> str:
     """Plain words with the numbers: is CISPO's silenced-token count > 0 with none the other
     way, and which arm has the smallest drawdown and the highest final reward?"""
     s, t = results["silenced"], summary(results)
-    lines = [("one batch after 3 PPO-clip updates: "
-              f"{s['ppo zero grad, A != 0']} of "
-              f"{s['tokens with A != 0']} tokens with A != 0 have zero PPO-clip gradient; CISPO "
-              f"keeps a gradient on {s['ppo zero, cispo nonzero']} of them, and silences "
-              f"{s['cispo zero, ppo nonzero']} tokens PPO-clip does not.")]
+    lines = [
+        (
+            "one batch after 3 PPO-clip updates: "
+            f"{s['ppo zero grad, A != 0']} of "
+            f"{s['tokens with A != 0']} tokens with A != 0 have zero PPO-clip gradient; CISPO "
+            f"keeps a gradient on {s['ppo zero, cispo nonzero']} of them, and silences "
+            f"{s['cispo zero, ppo nonzero']} tokens PPO-clip does not."
+        )
+    ]
     cispo_ok = s["ppo zero, cispo nonzero"] > 0 and s["cispo zero, ppo nonzero"] == 0
-    lines.append("CISPO keeps the gradient PPO-clip silences: REPRODUCED." if cispo_ok else
-                 "CISPO keeps the gradient PPO-clip silences: NOT REPRODUCED.")
+    lines.append(
+        "CISPO keeps the gradient PPO-clip silences: REPRODUCED."
+        if cispo_ok
+        else "CISPO keeps the gradient PPO-clip silences: NOT REPRODUCED."
+    )
     for name, row in t.iterrows():
-        lines.append(f"{name}: reward {row['reward (last 1/4)']:.3f}, drawdown "
-                     f"{row['drawdown']:.3f}, ratio [{row['ratio/min']:.3g}, "
-                     f"{row['ratio/max']:.3g}], kl/old {row['kl/old']:.2e}, clip/region "
-                     f"{row['clip/region']:.3f}")
+        lines.append(
+            f"{name}: reward {row['reward (last 1/4)']:.3f}, drawdown "
+            f"{row['drawdown']:.3f}, ratio [{row['ratio/min']:.3g}, "
+            f"{row['ratio/max']:.3g}], kl/old {row['kl/old']:.2e}, clip/region "
+            f"{row['clip/region']:.3f}"
+        )
     grpo = t.index[0]
     for arm in list(t.index)[1:]:
         what = f"{arm.split(' ')[0].upper()} more stable than GRPO"

@@ -40,8 +40,17 @@ KS = (1, 2, 4, 8, 16, 32, 64)
 
 
 @torch.no_grad()
-def sample_answers(model, tokenizer, task, examples, n: int, temperature: float = 1.0,
-                   seed: int = 0, batch_size: int = 1024, progress: bool = False):
+def sample_answers(
+    model,
+    tokenizer,
+    task,
+    examples,
+    n: int,
+    temperature: float = 1.0,
+    seed: int = 0,
+    batch_size: int = 1024,
+    progress: bool = False,
+):
     """n completions per prompt (a :func:`~labkit.runs.evaluate.probe`) -> (texts [P][n],
     values [P, n] parsed ints or -1, target [P]).
 
@@ -50,8 +59,17 @@ def sample_answers(model, tokenizer, task, examples, n: int, temperature: float 
     >>> values.shape, target.shape, len(texts[0])
     (torch.Size([3, 2]), torch.Size([3]), 2)
     """
-    p = probe(model, tokenizer, task, examples=examples, samples=n, temperature=temperature,
-              seed=seed, batch_size=batch_size, progress=progress)
+    p = probe(
+        model,
+        tokenizer,
+        task,
+        examples=examples,
+        samples=n,
+        temperature=temperature,
+        seed=seed,
+        batch_size=batch_size,
+        progress=progress,
+    )
     texts = p.by_prompt(n)
     parsed = [parse_int(t) for t in p.completions]
     values = torch.tensor([-1 if v is None else v for v in parsed]).view(len(examples), n)  # [P, n]
@@ -59,8 +77,13 @@ def sample_answers(model, tokenizer, task, examples, n: int, temperature: float 
     return texts, values, target
 
 
-def majority_at_k(values: torch.Tensor, target: torch.Tensor, k: int, subsets: int = 32,
-                  generator: torch.Generator | None = None) -> torch.Tensor:
+def majority_at_k(
+    values: torch.Tensor,
+    target: torch.Tensor,
+    k: int,
+    subsets: int = 32,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Per-prompt maj@k [P], averaged over ``subsets`` random k-subsets of the n samples.
 
     ``values`` [P, n] are answers (-1: unparseable, no vote). Within a subset each sample's
@@ -81,8 +104,9 @@ def majority_at_k(values: torch.Tensor, target: torch.Tensor, k: int, subsets: i
     return ok.float().mean(-1)  # [P]
 
 
-def curves(texts, values, target, task, examples, ks=KS, subsets: int = 32,
-           seed: int = 0) -> pd.DataFrame:
+def curves(
+    texts, values, target, task, examples, ks=KS, subsets: int = 32, seed: int = 0
+) -> pd.DataFrame:
     """One row per k: pass@k (unbiased), maj@k (subset average), maj@k over the first k samples
     (``majority_correct``, the library's one draw), each a mean over prompts, with its standard
     error across prompts."""
@@ -93,11 +117,19 @@ def curves(texts, values, target, task, examples, ks=KS, subsets: int = 32,
     for k in ks:
         pk = torch.tensor([pass_at_k(n, ci, k) for ci in c])  # [P]
         mk = majority_at_k(values, target, k, subsets, gen)  # [P]
-        first = torch.tensor([float(majority_correct(t[:k], e.answer, task))
-                              for t, e in zip(texts, examples)])  # [P]
-        rows.append({"k": k, "pass@k": float(pk.mean()), "pass@k se": float(pk.std() / P**0.5),
-                     "maj@k": float(mk.mean()), "maj@k se": float(mk.std() / P**0.5),
-                     "maj@k first-k": float(first.mean())})
+        first = torch.tensor(
+            [float(majority_correct(t[:k], e.answer, task)) for t, e in zip(texts, examples)]
+        )  # [P]
+        rows.append(
+            {
+                "k": k,
+                "pass@k": float(pk.mean()),
+                "pass@k se": float(pk.std() / P**0.5),
+                "maj@k": float(mk.mean()),
+                "maj@k se": float(mk.std() / P**0.5),
+                "maj@k first-k": float(first.mean()),
+            }
+        )
     df = pd.DataFrame(rows)
     df["pass@k - pass@1"] = df["pass@k"] - df["pass@k"].iloc[0]
     return df
@@ -108,13 +140,25 @@ def coverage(before: torch.Tensor, after: torch.Tensor, target: torch.Tensor) ->
     once in n samples, and how many only one of them has solved."""
     b = (before == target[:, None]).any(-1)  # [P]
     a = (after == target[:, None]).any(-1)  # [P]
-    return {"prompts": len(target), "solved before": int(b.sum()), "solved after": int(a.sum()),
-            "only before": int((b & ~a).sum()), "only after": int((a & ~b).sum())}
+    return {
+        "prompts": len(target),
+        "solved before": int(b.sum()),
+        "solved after": int(a.sum()),
+        "only before": int((b & ~a).sum()),
+        "only after": int((a & ~b).sum()),
+    }
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None, prompts: int | None = None,
-        n: int | None = None, subsets: int = 32, temperature: float = 1.0,
-        progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    steps: int | None = None,
+    prompts: int | None = None,
+    n: int | None = None,
+    subsets: int = 32,
+    temperature: float = 1.0,
+    progress: bool = True,
+) -> dict:
     """Sample n answers per held-out prompt from the tiny policy, train it with the labs'
     base GRPO run (``BASE_RUN``), sample again with the same seed, and tabulate pass@k and maj@k.
 
@@ -129,18 +173,36 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None, prompts: in
     task, examples = trainer.task, trainer.task.heldout[:P]
 
     def evaluate(name):
-        texts, values, target = sample_answers(trainer.model, trainer.tokenizer, task, examples,
-                                               n, temperature, seed + 1, progress=progress)
+        texts, values, target = sample_answers(
+            trainer.model,
+            trainer.tokenizer,
+            task,
+            examples,
+            n,
+            temperature,
+            seed + 1,
+            progress=progress,
+        )
         df = curves(texts, values, target, task, examples, ks, subsets, seed + 2)
         return df.assign(model=name), values, target
 
     before, v0, target = evaluate("before RL")
     log = trainer.train(progress=progress)
     after, v1, _ = evaluate(f"after RL ({steps} steps)")
-    cfg = {"steps": steps, "prompts": P, "n": n, "subsets": subsets, "temperature": temperature,
-           "seed": seed}
-    return {"curves": pd.concat([before, after], ignore_index=True),
-            "coverage": coverage(v0, v1, target), "run": log, "config": cfg}
+    cfg = {
+        "steps": steps,
+        "prompts": P,
+        "n": n,
+        "subsets": subsets,
+        "temperature": temperature,
+        "seed": seed,
+    }
+    return {
+        "curves": pd.concat([before, after], ignore_index=True),
+        "coverage": coverage(v0, v1, target),
+        "run": log,
+        "config": cfg,
+    }
 
 
 def lifts(results: dict) -> pd.DataFrame:
@@ -148,8 +210,14 @@ def lifts(results: dict) -> pd.DataFrame:
     df = results["curves"]
     models = list(dict.fromkeys(df["model"]))
     b, a = (df[df["model"] == m].set_index("k") for m in models)
-    out = pd.DataFrame({"pass@k before": b["pass@k"], "pass@k after": a["pass@k"],
-                        "maj@k before": b["maj@k"], "maj@k after": a["maj@k"]})
+    out = pd.DataFrame(
+        {
+            "pass@k before": b["pass@k"],
+            "pass@k after": a["pass@k"],
+            "maj@k before": b["maj@k"],
+            "maj@k after": a["maj@k"],
+        }
+    )
     out["pass@k lift"] = out["pass@k after"] - out["pass@k before"]
     out["maj@k lift"] = out["maj@k after"] - out["maj@k before"]
     return out
@@ -170,20 +238,29 @@ def verdict(results: dict) -> str:
     gap = [t.loc[K, f"pass@k {w}"] - t.loc[1, f"pass@k {w}"] for w in ("before", "after")]
     vote = [t.loc[K, f"maj@k {w}"] - t.loc[1, f"pass@k {w}"] for w in ("before", "after")]
     lines = [
-        (f"{row('pass@1', 'pass@k', 1)}; {row(f'maj@{K}', 'maj@k', K)}; "
-         f"{row(f'pass@{K}', 'pass@k', K)}."),
+        (
+            f"{row('pass@1', 'pass@k', 1)}; {row(f'maj@{K}', 'maj@k', K)}; "
+            f"{row(f'pass@{K}', 'pass@k', K)}."
+        ),
         f"gap pass@{K} - pass@1: {gap[0]:.3f} before, {gap[1]:.3f} after RL.",
-        (f"majority voting, maj@{K} - pass@1: {vote[0]:+.3f} before, {vote[1]:+.3f} after RL "
-         f"(R1-Zero cons@64 - pass@1: 86.7 - 71.0 = +15.7 points)."),
-        (f"prompts solved at least once in {n} samples: {cov['solved before']} before, "
-         f"{cov['solved after']} after, of {cov['prompts']} (only before: {cov['only before']}, "
-         f"only after: {cov['only after']})."),
-        "REPRODUCED: RL lifts pass@1 and maj@k much (>2x) more than pass@k at large k." if sharp
+        (
+            f"majority voting, maj@{K} - pass@1: {vote[0]:+.3f} before, {vote[1]:+.3f} after RL "
+            f"(R1-Zero cons@64 - pass@1: 86.7 - 71.0 = +15.7 points)."
+        ),
+        (
+            f"prompts solved at least once in {n} samples: {cov['solved before']} before, "
+            f"{cov['solved after']} after, of {cov['prompts']} (only before: {cov['only before']}, "
+            f"only after: {cov['only after']})."
+        ),
+        "REPRODUCED: RL lifts pass@1 and maj@k much (>2x) more than pass@k at large k."
+        if sharp
         else "NOT REPRODUCED: the lift in pass@1 or maj@k is not more than 2x the pass@k lift.",
     ]
     if pK < 0:
         lines.append(f"As in Yue et al., the base model's pass@{K} is higher than after RL.")
     if t.loc[K, "pass@k before"] > 0.95:
-        lines.append(f"Caveat: pass@{K} starts at {t.loc[K, 'pass@k before']:.3f}, near its "
-                     "ceiling (~200 possible answers), so it had little room to move.")
+        lines.append(
+            f"Caveat: pass@{K} starts at {t.loc[K, 'pass@k before']:.3f}, near its "
+            "ceiling (~200 possible answers), so it had little room to move."
+        )
     return "\n".join(lines)

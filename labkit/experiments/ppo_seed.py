@@ -53,15 +53,20 @@ def ppo_row(trainer, log, heldout: int, seed: int) -> dict:
     row.update({k: m[k].iloc[-n:].mean() for k in VF_KEYS})
     row["vf/explained_var all"] = m["vf/explained_var"].mean()
     row["vf/clipfrac all"] = m["vf/clipfrac"].mean()  # over every minibatch update of the run
-    tok = log.tokens.iloc[-n * trainer.config.diagnostics:]
+    tok = log.tokens.iloc[-n * trainer.config.diagnostics :]
     # r_t = -beta KL_t on every token but the last, which also holds r(x, y)
     pen = [-x for rw in tok["reward"] for x in rw[:-1]]
     row["kl penalty"] = sum(pen) / max(1, len(pen))
     return row
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None, heldout: int | None = None,
-        progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    steps: int | None = None,
+    heldout: int | None = None,
+    progress: bool = True,
+) -> dict:
     """The four arms, same seed. Full: 100 steps, 500 held-out prompts; fast: 8 and 50.
     Returns ``{"table": DataFrame (one row per arm), "logs": {arm: RunLog}, "config"}``."""
     steps, heldout = steps or (8 if fast else 100), heldout or (50 if fast else 500)
@@ -80,20 +85,29 @@ def verdicts(results: dict) -> pd.DataFrame:
     b, ent = t.loc["PPO (policy + value)"], t.loc["+ entropy bonus c_H 0.05"]
     cl, nv = t.loc["KL clamped at 0 (alpaca_farm)"], t.loc["no value clipping"]
     rows = [
-        {"claim": "an entropy bonus keeps entropy higher", "measured":
-         f"entropy {ent['entropy last']:.3f} vs {b['entropy last']:.3f} (sd {b['entropy sd']:.3f})",
-         "reproduced": ent["entropy last"] > b["entropy last"]},
-        {"claim": "the clamp makes the reward's KL penalty larger", "measured":
-         f"mean beta KL_t {cl['kl penalty']:.5f} vs {b['kl penalty']:.5f}",
-         "reproduced": cl["kl penalty"] > b["kl penalty"]},
-        {"claim": "the clamp keeps pi_theta closer to pi_ref", "measured":
-         f"kl/k3 {cl['kl/k3 last']:.4f} vs {b['kl/k3 last']:.4f}",
-         "reproduced": cl["kl/k3 last"] < b["kl/k3 last"]},
-        {"claim": "value clipping does not help the critic (Engstrom et al.)", "measured":
-         f"explained variance over the run {b['vf/explained_var all']:.3f} clipped vs "
-         f"{nv['vf/explained_var all']:.3f} unclipped; clip fraction {b['vf/clipfrac all']:.4f}",
-         "reproduced": (b["vf/explained_var all"] <= nv["vf/explained_var all"])
-         if b["vf/clipfrac all"] >= MIN_CLIPFRAC else None},
+        {
+            "claim": "an entropy bonus keeps entropy higher",
+            "measured": f"entropy {ent['entropy last']:.3f} vs {b['entropy last']:.3f} (sd {b['entropy sd']:.3f})",
+            "reproduced": ent["entropy last"] > b["entropy last"],
+        },
+        {
+            "claim": "the clamp makes the reward's KL penalty larger",
+            "measured": f"mean beta KL_t {cl['kl penalty']:.5f} vs {b['kl penalty']:.5f}",
+            "reproduced": cl["kl penalty"] > b["kl penalty"],
+        },
+        {
+            "claim": "the clamp keeps pi_theta closer to pi_ref",
+            "measured": f"kl/k3 {cl['kl/k3 last']:.4f} vs {b['kl/k3 last']:.4f}",
+            "reproduced": cl["kl/k3 last"] < b["kl/k3 last"],
+        },
+        {
+            "claim": "value clipping does not help the critic (Engstrom et al.)",
+            "measured": f"explained variance over the run {b['vf/explained_var all']:.3f} clipped vs "
+            f"{nv['vf/explained_var all']:.3f} unclipped; clip fraction {b['vf/clipfrac all']:.4f}",
+            "reproduced": (b["vf/explained_var all"] <= nv["vf/explained_var all"])
+            if b["vf/clipfrac all"] >= MIN_CLIPFRAC
+            else None,
+        },
     ]
     out = pd.DataFrame(rows)
     words = {True: "reproduced", False: "not reproduced", None: "not tested (the clip never binds)"}
@@ -103,5 +117,6 @@ def verdicts(results: dict) -> pd.DataFrame:
 
 def verdict(results: dict) -> str:
     """Plain words, one line per claim, computed from the table (one seed)."""
-    return "\n".join(f"{r.reproduced.upper()}: {r.claim} ({r.measured})."
-                     for r in verdicts(results).itertuples())
+    return "\n".join(
+        f"{r.reproduced.upper()}: {r.claim} ({r.measured})." for r in verdicts(results).itertuples()
+    )

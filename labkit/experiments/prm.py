@@ -44,21 +44,36 @@ CLAIM = (
     "a per-step reward (to GRPO as advantages, to PPO as dense rewards) learn faster or reach a "
     "higher held-out accuracy than the answer alone, and where are learned ones exploited?"
 )
-RL = {"prompts_per_step": 16, "num_generations": 4, "max_completion_length": 64,
-      "learning_rate": 2e-4, "beta": 0.0, "diagnostics": 0}
+RL = {
+    "prompts_per_step": 16,
+    "num_generations": 4,
+    "max_completion_length": 64,
+    "learning_rate": 2e-4,
+    "beta": 0.0,
+    "diagnostics": 0,
+}
 ARMS = ("GRPO, outcome", "GRPO, process", "PPO, outcome", "PPO, process")
 
 
 def heldout(model, tokenizer, examples, seed: int = 0) -> dict:
     """Held-out sampled (T = 1) accuracy, think rate and right-step share of the thoughts
     (:func:`~labkit.runs.evaluate.probe`, as :func:`labkit.experiments.search.sample`)."""
-    texts = probe(model, tokenizer, search.scratchpad(), examples=examples,
-                  max_completion_length=search.MAX_LEN, seed=seed).completions
+    texts = probe(
+        model,
+        tokenizer,
+        search.scratchpad(),
+        examples=examples,
+        max_completion_length=search.MAX_LEN,
+        seed=seed,
+    ).completions
     prompts = [e.prompt for e in examples]
     acc = answer_match(texts, answer=[e.answer for e in examples])
     steps = [s for s in step_correctness(texts, prompts) if s is not None]
-    return {"accuracy": sum(acc) / len(acc), "think rate": len(steps) / len(texts),
-            "step correctness": sum(steps) / len(steps) if steps else float("nan")}
+    return {
+        "accuracy": sum(acc) / len(acc),
+        "think rate": len(steps) / len(texts),
+        "step correctness": sum(steps) / len(steps) if steps else float("nan"),
+    }
 
 
 def make_trainer(arm: str, steps: int, seed: int, verifiers: dict | None = None):
@@ -71,39 +86,66 @@ def make_trainer(arm: str, steps: int, seed: int, verifiers: dict | None = None)
     if arm == "GRPO, process":
         return ProcessGRPOTrainer("tiny-think", rewards, reward_weights=w, **kw)
     if arm.startswith("PPO"):
-        t = PPOTrainer("tiny-think", rewards, reward_weights=w,
-                       **{**kw, "num_iterations": 1})
+        t = PPOTrainer("tiny-think", rewards, reward_weights=w, **{**kw, "num_iterations": 1})
         if arm == "PPO, process":
             t.token_score = process_token_score(0.25)  # 4 thought steps: a right thought = 1
         return t
     v = verifiers or {}
     if arm == "GRPO, learned ORM":
-        return GRPOTrainer("tiny-think", [verifier_reward(v["orm"], "last"), *rewards],
-                           reward_weights=[1.0, 0.0, 0.0], **kw)
+        return GRPOTrainer(
+            "tiny-think",
+            [verifier_reward(v["orm"], "last"), *rewards],
+            reward_weights=[1.0, 0.0, 0.0],
+            **kw,
+        )
     if arm == "GRPO process, learned PRM":
-        return ProcessGRPOTrainer("tiny-think", [verifier_reward(v["prm"], "min"), *rewards],
-                                  reward_weights=[1.0, 0.0, 0.0], prm=v["prm"], **kw)
-    raise ValueError(f"arm={arm!r}: use one of {ARMS} or 'GRPO, learned ORM', "
-                     "'GRPO process, learned PRM'")
+        return ProcessGRPOTrainer(
+            "tiny-think",
+            [verifier_reward(v["prm"], "min"), *rewards],
+            reward_weights=[1.0, 0.0, 0.0],
+            prm=v["prm"],
+            **kw,
+        )
+    raise ValueError(
+        f"arm={arm!r}: use one of {ARMS} or 'GRPO, learned ORM', 'GRPO process, learned PRM'"
+    )
 
 
-def train_arm(arm: str, steps: int, seed: int, examples, eval_every: int,
-              verifiers: dict | None = None, progress: bool = False):
+def train_arm(
+    arm: str,
+    steps: int,
+    seed: int,
+    examples,
+    eval_every: int,
+    verifiers: dict | None = None,
+    progress: bool = False,
+):
     """Train one arm, evaluating on ``examples`` every ``eval_every`` steps: (RunLog, rows)."""
     t = make_trainer(arm, steps, seed, verifiers)
     rows = [{"arm": arm, "step": 0, **heldout(t.model, t.tokenizer, examples, seed + 7)}]
 
     def evaluate(tr, m):
         if tr.global_step % eval_every == 0 or tr.global_step == steps:
-            rows.append({"arm": arm, "step": tr.global_step,
-                         **heldout(tr.model, tr.tokenizer, examples, seed + 7)})
+            rows.append(
+                {
+                    "arm": arm,
+                    "step": tr.global_step,
+                    **heldout(tr.model, tr.tokenizer, examples, seed + 7),
+                }
+            )
 
     log = t.train(progress=progress, callback=evaluate)
     return log, rows
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None, prompts: int | None = None,
-        learned: bool = True, progress: bool = False) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    steps: int | None = None,
+    prompts: int | None = None,
+    learned: bool = True,
+    progress: bool = False,
+) -> dict:
     """Every arm for ``steps`` steps of 16 prompts x 4 (full 40, fast 2), held-out accuracy on
     ``prompts`` prompts (full 200, fast 16) every 10 steps (fast: at the start and the end);
     with ``learned``, the two learned-reward arms after fitting a PRM and an ORM (full: 500
@@ -116,12 +158,14 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None, prompts: in
     if learned:
         model, tok = load_policy("tiny-think")
         task = get_task("scratchpad")
-        verifiers = search.fit_verifiers(model, tok, task, 32 if fast else 500,
-                                         2 if fast else 4, 10 if fast else 150, seed)
+        verifiers = search.fit_verifiers(
+            model, tok, task, 32 if fast else 500, 2 if fast else 4, 10 if fast else 150, seed
+        )
         arms += ["GRPO, learned ORM", "GRPO process, learned PRM"]
     for arm in arms:
-        runs[arm], r = train_arm(arm, steps, seed, probe, steps if fast else 10, verifiers,
-                                 progress)
+        runs[arm], r = train_arm(
+            arm, steps, seed, probe, steps if fast else 10, verifiers, progress
+        )
         rows += r
     cfg = {"steps": steps, "prompts": P, "seed": seed, **RL}
     return {"runs": runs, "heldout": pd.DataFrame(rows), "config": cfg, "verifiers": verifiers}
@@ -137,16 +181,23 @@ def summary(results: dict) -> pd.DataFrame:
         d = d.sort_values("step")
         m = results["runs"][arm].metrics
         learned = [c for c in m.columns if c.startswith("rewards/learned_")]
-        out.append({"arm": arm, "heldout acc start": d["accuracy"].iloc[0],
-                    "heldout acc end": d["accuracy"].iloc[-1],
-                    "heldout acc mean": d["accuracy"].mean(),
-                    "think rate end": d["think rate"].iloc[-1],
-                    "step correctness end": d["step correctness"].iloc[-1],
-                    "batch accuracy (last 10)": m["accuracy"].tail(10).mean(),
-                    "batch learned score (first 10)": m[learned[0]].head(10).mean()
-                    if learned else float("nan"),
-                    "batch learned score (last 10)": m[learned[0]].tail(10).mean()
-                    if learned else float("nan")})
+        out.append(
+            {
+                "arm": arm,
+                "heldout acc start": d["accuracy"].iloc[0],
+                "heldout acc end": d["accuracy"].iloc[-1],
+                "heldout acc mean": d["accuracy"].mean(),
+                "think rate end": d["think rate"].iloc[-1],
+                "step correctness end": d["step correctness"].iloc[-1],
+                "batch accuracy (last 10)": m["accuracy"].tail(10).mean(),
+                "batch learned score (first 10)": m[learned[0]].head(10).mean()
+                if learned
+                else float("nan"),
+                "batch learned score (last 10)": m[learned[0]].tail(10).mean()
+                if learned
+                else float("nan"),
+            }
+        )
     return pd.DataFrame(out).set_index("arm")
 
 
@@ -164,19 +215,27 @@ def verdict(results: dict) -> str:
         d_mean = p["heldout acc mean"] - o["heldout acc mean"]
         wins.append(d_end > 2 * se)
         word = "higher" if d_end > 2 * se else "lower" if d_end < -2 * se else "a tie"
-        lines.append(f"{algo}: held-out accuracy {o['heldout acc start']:.3f} -> outcome "
-                     f"{o['heldout acc end']:.3f}, process {p['heldout acc end']:.3f} "
-                     f"({d_end:+.3f}, {word}; 2 se = {2 * se:.3f}); mean over evaluations "
-                     f"{o['heldout acc mean']:.3f} vs {p['heldout acc mean']:.3f} "
-                     f"({d_mean:+.3f}).")
+        lines.append(
+            f"{algo}: held-out accuracy {o['heldout acc start']:.3f} -> outcome "
+            f"{o['heldout acc end']:.3f}, process {p['heldout acc end']:.3f} "
+            f"({d_end:+.3f}, {word}; 2 se = {2 * se:.3f}); mean over evaluations "
+            f"{o['heldout acc mean']:.3f} vs {p['heldout acc mean']:.3f} "
+            f"({d_mean:+.3f})."
+        )
     for arm in [a for a in t.index if "learned" in a]:
         r = t.loc[arm]
-        lines.append(f"{arm}: learned score (training batches) "
-                     f"{r['batch learned score (first 10)']:.3f} -> "
-                     f"{r['batch learned score (last 10)']:.3f}; held-out accuracy "
-                     f"{r['heldout acc start']:.3f} -> {r['heldout acc end']:.3f}.")
-    lines.append("REPRODUCED: process supervision beats outcome supervision for GRPO and PPO."
-                 if all(wins) else "NOT REPRODUCED: process supervision does not end clearly "
-                 "(> 2 se) above outcome supervision for " +
-                 " and ".join(a for a, w in zip(("GRPO", "PPO"), wins) if not w) + ".")
+        lines.append(
+            f"{arm}: learned score (training batches) "
+            f"{r['batch learned score (first 10)']:.3f} -> "
+            f"{r['batch learned score (last 10)']:.3f}; held-out accuracy "
+            f"{r['heldout acc start']:.3f} -> {r['heldout acc end']:.3f}."
+        )
+    lines.append(
+        "REPRODUCED: process supervision beats outcome supervision for GRPO and PPO."
+        if all(wins)
+        else "NOT REPRODUCED: process supervision does not end clearly "
+        "(> 2 se) above outcome supervision for "
+        + " and ".join(a for a, w in zip(("GRPO", "PPO"), wins) if not w)
+        + "."
+    )
     return "\n".join(lines)

@@ -54,16 +54,28 @@ def student_policy(seed: int = 0):
     """A smaller char-level Llama than ``tiny_config()``: hidden 64, 2 layers, MLP 192."""
     tok = char_tokenizer()
     torch.manual_seed(seed)
-    d = tiny_config(len(tok)).to_dict() | {"hidden_size": 64, "intermediate_size": 192,
-                                           "num_hidden_layers": 2}
+    d = tiny_config(len(tok)).to_dict() | {
+        "hidden_size": 64,
+        "intermediate_size": 192,
+        "num_hidden_layers": 2,
+    }
     d.pop("head_dim", None)  # derived again from hidden_size / heads
     return LlamaForCausalLM(LlamaConfig(**d)), tok
 
 
 def rl(model, tok, steps: int, seed: int, name: str):
     """GRPO stage with ``RL``'s rewards from ``(model, tok)``; returns the trainer."""
-    t = GRPOTrainer(model, task="scratchpad", tokenizer=tok, track_kl=False, seed=seed,
-                    max_steps=steps, run_name="lab93-" + slug(name), save_steps=0, **RL)
+    t = GRPOTrainer(
+        model,
+        task="scratchpad",
+        tokenizer=tok,
+        track_kl=False,
+        seed=seed,
+        max_steps=steps,
+        run_name="lab93-" + slug(name),
+        save_steps=0,
+        **RL,
+    )
     t.algorithm = name
     t.train(progress=False)
     return t
@@ -73,9 +85,19 @@ def sft_on(model, tok, pairs, steps: int, seed: int, name: str, lr: float = SFT_
     """SFT stage on ``pairs`` (64 a step, constant ``lr``); returns the trainer."""
     if not pairs:
         raise ValueError(f"{name}: no pairs to fine-tune on (rejection sampling kept none)")
-    t = SFTTrainer(model, pairs, task="scratchpad", tokenizer=tok, max_steps=steps, seed=seed,
-                   batch_size=64, learning_rate=lr, warmup_steps=0, run_name="lab93-" + slug(name),
-                   save_steps=0)
+    t = SFTTrainer(
+        model,
+        pairs,
+        task="scratchpad",
+        tokenizer=tok,
+        max_steps=steps,
+        seed=seed,
+        batch_size=64,
+        learning_rate=lr,
+        warmup_steps=0,
+        run_name="lab93-" + slug(name),
+        save_steps=0,
+    )
     t.algorithm = name
     t.train(progress=False)
     return t
@@ -85,12 +107,12 @@ def budget(fast: bool) -> dict:
     """Steps per stage: full (~8-10 min on one thread) or fast (seconds)."""
     if fast:
         return {"rl1": 3, "rs_prompts": 64, "sft": 4, "rl2": 2, "pretrain": 20, "student": 3}
-    return {"rl1": 40, "rs_prompts": 512, "sft": 60, "rl2": 30, "pretrain": 300,
-            "student": 40}
+    return {"rl1": 40, "rs_prompts": 512, "sft": 60, "rl2": 30, "pretrain": 300, "student": 40}
 
 
-def run(fast: bool = False, seed: int = 0, heldout: int | None = None, model=COLD,
-        student: bool = True) -> dict:
+def run(
+    fast: bool = False, seed: int = 0, heldout: int | None = None, model=COLD, student: bool = True
+) -> dict:
     """The pipeline's stages from ``model``, each probed on held-out prompts, then (with
     ``student``) the student's three rows. Returns ``{"runs": {name: RunLog}, "table":
     DataFrame, "rejection": stats dict, "config": dict}``."""
@@ -98,23 +120,40 @@ def run(fast: bool = False, seed: int = 0, heldout: int | None = None, model=COL
     task, rows, runs = get_task("scratchpad"), [], {}
 
     def row(stage, m, tok, t0, samples):
-        rows.append({"stage": stage, **_named(probe(m, tok, task, n_eval, seed + 1)),
-                     "samples drawn": samples, "wall s": time.perf_counter() - t0})
+        rows.append(
+            {
+                "stage": stage,
+                **_named(probe(m, tok, task, n_eval, seed + 1)),
+                "samples drawn": samples,
+                "wall s": time.perf_counter() - t0,
+            }
+        )
 
     t0 = time.perf_counter()
     cold, tok = load_policy(model) if isinstance(model, str) else model
     row("1 cold start (SFT)", cold, tok, t0, 0)
     t0, per = time.perf_counter(), RL["prompts_per_step"] * RL["num_generations"]
-    t = rl(load_policy(model)[0] if isinstance(model, str) else _copy(cold), tok, b["rl1"],
-           seed, "2 reasoning RL")
+    t = rl(
+        load_policy(model)[0] if isinstance(model, str) else _copy(cold),
+        tok,
+        b["rl1"],
+        seed,
+        "2 reasoning RL",
+    )
     runs[t.algorithm] = t.log
     row(t.algorithm, t.model, tok, t0, b["rl1"] * per)
     t0 = time.perf_counter()
     rng = random.Random(seed)
-    rs = rejection_sample(t.model, tok, task, [rng.choice(task.train) for _ in
-                                                range(b["rs_prompts"])],
-                          RL["num_generations"], keep="correct_think", seed=seed,
-                          max_completion_length=RL["max_completion_length"])
+    rs = rejection_sample(
+        t.model,
+        tok,
+        task,
+        [rng.choice(task.train) for _ in range(b["rs_prompts"])],
+        RL["num_generations"],
+        keep="correct_think",
+        seed=seed,
+        max_completion_length=RL["max_completion_length"],
+    )
     s = sft_on(_copy(cold), tok, rs.pairs, b["sft"], seed, "3-4 rejection sampling + SFT")
     row(s.algorithm, s.model, tok, t0, len(rs.completions))
     t0 = time.perf_counter()
@@ -123,9 +162,12 @@ def run(fast: bool = False, seed: int = 0, heldout: int | None = None, model=COL
     row(t2.algorithm, t2.model, tok, t0, b["rl2"] * per)
     if student:
         runs |= students(rs.pairs, b, seed, row)
-    return {"runs": runs, "table": pd.DataFrame(rows).set_index("stage"),
-            "rejection": rs.stats(), "config": {"seed": seed, "heldout": n_eval,
-                                                 "model": str(model), **b, **RL}}
+    return {
+        "runs": runs,
+        "table": pd.DataFrame(rows).set_index("stage"),
+        "rejection": rs.stats(),
+        "config": {"seed": seed, "heldout": n_eval, "model": str(model), **b, **RL},
+    }
 
 
 def students(pairs, b: dict, seed: int, row) -> dict:
@@ -141,8 +183,9 @@ def students(pairs, b: dict, seed: int, row) -> dict:
     row(d.algorithm, d.model, tok, t0, 0)
     t0 = time.perf_counter()
     r = rl(_copy(base), tok, b["student"], seed, "student: RL")
-    row(r.algorithm, r.model, tok, t0, b["student"] * RL["prompts_per_step"] *
-        RL["num_generations"])
+    row(
+        r.algorithm, r.model, tok, t0, b["student"] * RL["prompts_per_step"] * RL["num_generations"]
+    )
     return {r.algorithm: r.log}
 
 
@@ -152,8 +195,11 @@ def _copy(model):
 
 
 def _named(p: dict) -> dict:
-    return {"held-out accuracy": p["accuracy"], "think rate": p["think_rate"],
-            "len/mean": p["len_mean"]}
+    return {
+        "held-out accuracy": p["accuracy"],
+        "think rate": p["think_rate"],
+        "len/mean": p["len_mean"],
+    }
 
 
 def verdict(results: dict) -> str:
@@ -163,12 +209,16 @@ def verdict(results: dict) -> str:
     t, n = results["table"]["held-out accuracy"], results["config"]["heldout"]
     stages = list(t.index)
     checks = [(stages[i], stages[i - 1]) for i in (1, 3)]
-    checks += [("3-4 rejection sampling + SFT", "1 cold start (SFT)"),
-               ("student: distilled (SFT)", "student: RL")]
+    checks += [
+        ("3-4 rejection sampling + SFT", "1 cold start (SFT)"),
+        ("student: distilled (SFT)", "student: RL"),
+    ]
     lines = []
     for a, b in checks:
         if a in t.index and b in t.index:
             ok = beats(t[a], t[b], n)
-            lines.append(f"{'REPRODUCED' if ok else 'NOT REPRODUCED'}: {a} beats {b} "
-                         f"(held-out accuracy {t[a]:.3f} vs {t[b]:.3f}, {n} prompts).")
+            lines.append(
+                f"{'REPRODUCED' if ok else 'NOT REPRODUCED'}: {a} beats {b} "
+                f"(held-out accuracy {t[a]:.3f} vs {t[b]:.3f}, {n} prompts)."
+            )
     return "\n".join(lines)

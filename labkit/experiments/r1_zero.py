@@ -42,9 +42,15 @@ CLAIM = (
 )
 W_FORMAT = 0.5
 """Weight of the format reward next to the accuracy reward (1.0)."""
-SETUP = {"learning_rate": 5e-4, "num_iterations": 1, "num_generations": 4,
-         "prompts_per_step": 16, "beta": 0.0, "max_completion_length": 72,
-         "reward_runtime": "inline"}
+SETUP = {
+    "learning_rate": 5e-4,
+    "num_iterations": 1,
+    "num_generations": 4,
+    "prompts_per_step": 16,
+    "beta": 0.0,
+    "max_completion_length": 72,
+    "reward_runtime": "inline",
+}
 """The GRPO setup shared by labs 90-92."""
 
 
@@ -82,17 +88,35 @@ METRICS = [well_formed, thinks, mixed]
 """Logged every step with weight 0: ``rewards/well_formed/mean`` etc."""
 
 
-def train(name: str, model: str, rewards: list, weights: list[float], steps: int,
-          seed: int = 0, progress: bool = False, prefix: str = "lab90-", **config):
+def train(
+    name: str,
+    model: str,
+    rewards: list,
+    weights: list[float],
+    steps: int,
+    seed: int = 0,
+    progress: bool = False,
+    prefix: str = "lab90-",
+    **config,
+):
     """One GRPO run on ``scratchpad`` with ``rewards`` (+ the weight-0 ``METRICS``):
     (trainer, seconds). The log goes to ``runs/<prefix><slug of name>``."""
     t0 = time.perf_counter()
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    trainer = GRPOTrainer(model, reward_funcs=list(rewards) + METRICS, task="scratchpad",
-                          seed=seed, track_kl=False, run_name=prefix + slug, save_steps=0,
-                          **(SETUP | {"max_steps": steps,
-                                      "reward_weights": list(weights) + [0.0] * len(METRICS)}
-                             | config))
+    trainer = GRPOTrainer(
+        model,
+        reward_funcs=list(rewards) + METRICS,
+        task="scratchpad",
+        seed=seed,
+        track_kl=False,
+        run_name=prefix + slug,
+        save_steps=0,
+        **(
+            SETUP
+            | {"max_steps": steps, "reward_weights": list(weights) + [0.0] * len(METRICS)}
+            | config
+        ),
+    )
     trainer.algorithm = name
     trainer.train(progress=progress)
     return trainer, time.perf_counter() - t0
@@ -103,26 +127,44 @@ def heldout(model, tokenizer, n: int = 200, seed: int = 0) -> dict:
     prompts (:func:`~labkit.runs.evaluate.probe`, one batch): accuracy, well-formed rate, think
     rate, mixing rate (of thoughts), mean length (characters) of all and of correct
     completions."""
-    p = probe(model, tokenizer, get_task("scratchpad"), n,
-              max_completion_length=SETUP["max_completion_length"], seed=seed, batch_size=None)
+    p = probe(
+        model,
+        tokenizer,
+        get_task("scratchpad"),
+        n,
+        max_completion_length=SETUP["max_completion_length"],
+        seed=seed,
+        batch_size=None,
+    )
     c = p.completions
     ok = np.array(p.correct, dtype=float)
     length = np.array([len(x) for x in c], dtype=float)
     mix = [m for m in mixed(c) if m is not None]
-    return {"accuracy": ok.mean(), "well_formed": np.mean(well_formed(c)),
-            "think": np.mean(thinks(c)), "mixed": np.mean(mix) if mix else float("nan"),
-            "length": length.mean(),
-            "length correct": length[ok > 0].mean() if ok.any() else float("nan")}
+    return {
+        "accuracy": ok.mean(),
+        "well_formed": np.mean(well_formed(c)),
+        "think": np.mean(thinks(c)),
+        "mixed": np.mean(mix) if mix else float("nan"),
+        "length": length.mean(),
+        "length correct": length[ok > 0].mean() if ok.any() else float("nan"),
+    }
 
 
-VARIANTS = {"think + format": ("tiny-think", [1.0, W_FORMAT]),
-            "think, acc only": ("tiny-think", [1.0, 0.0]),
-            "direct + format": ("tiny-direct", [1.0, W_FORMAT])}
+VARIANTS = {
+    "think + format": ("tiny-think", [1.0, W_FORMAT]),
+    "think, acc only": ("tiny-think", [1.0, 0.0]),
+    "direct + format": ("tiny-direct", [1.0, W_FORMAT]),
+}
 """name -> (cold start, weights of [answer_match, think_format])."""
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int | None = None,
-        progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    steps: int | None = None,
+    n_eval: int | None = None,
+    progress: bool = True,
+) -> dict:
     """The three ``VARIANTS`` from the same seed and budget (full 60 steps, fast 8), with
     held-out stats before and after. Returns ``{"runs", "table", "config"}``."""
     torch.set_num_threads(1)
@@ -131,13 +173,17 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None, n_eval: int
     for name, (start, weights) in VARIANTS.items():
         if start not in before:
             before[start] = heldout(*load_policy(start), n=n_eval, seed=seed)
-        trainer, secs = train(name, start, ["answer_match", "think_format"], weights, steps,
-                              seed, progress)
+        trainer, secs = train(
+            name, start, ["answer_match", "think_format"], weights, steps, seed, progress
+        )
         runs[name] = trainer.log
         after = heldout(trainer.model, trainer.tokenizer, n=n_eval, seed=seed)
         rows.append(table_row(name, before[start], after, trainer.log.metrics, secs))
-    return {"runs": runs, "table": pd.DataFrame(rows).set_index("run"),
-            "config": {"steps": steps, "seed": seed, "n_eval": n_eval, **SETUP}}
+    return {
+        "runs": runs,
+        "table": pd.DataFrame(rows).set_index("run"),
+        "config": {"steps": steps, "seed": seed, "n_eval": n_eval, **SETUP},
+    }
 
 
 def slope(metrics: pd.DataFrame, key: str) -> float:
@@ -169,17 +215,25 @@ def verdict(results: dict) -> str:
     acc_up = r["accuracy after"] > r["accuracy before"]
     len_up = r["length after"] > r["length before"] and r["think after"] > r["think before"]
     lines = [
-        (f"think + format (held-out, T=1): accuracy {r['accuracy before']:.3f} -> "
-        f"{r['accuracy after']:.3f}, think rate {r['think before']:.3f} -> "
-        f"{r['think after']:.3f}, length {r['length before']:.1f} -> {r['length after']:.1f} "
-        "chars."),
-        ("REPRODUCED (aha): accuracy and response length (thinking) grow together."
-         if acc_up and len_up else "NOT REPRODUCED (aha): accuracy up: "
-         f"{acc_up}, thinking and length up: {len_up}."),
-        (f"direct + format: accuracy {d['accuracy before']:.3f} -> {d['accuracy after']:.3f}, "
-        f"think rate {d['think before']:.3f} -> {d['think after']:.3f}, length "
-        f"{d['length before']:.1f} -> {d['length after']:.1f}."),
-        (f"think, acc only: accuracy -> {a['accuracy after']:.3f}, think rate -> "
-         f"{a['think after']:.3f} (with the format reward: {r['think after']:.3f})."),
+        (
+            f"think + format (held-out, T=1): accuracy {r['accuracy before']:.3f} -> "
+            f"{r['accuracy after']:.3f}, think rate {r['think before']:.3f} -> "
+            f"{r['think after']:.3f}, length {r['length before']:.1f} -> {r['length after']:.1f} "
+            "chars."
+        ),
+        (
+            "REPRODUCED (aha): accuracy and response length (thinking) grow together."
+            if acc_up and len_up
+            else f"NOT REPRODUCED (aha): accuracy up: {acc_up}, thinking and length up: {len_up}."
+        ),
+        (
+            f"direct + format: accuracy {d['accuracy before']:.3f} -> {d['accuracy after']:.3f}, "
+            f"think rate {d['think before']:.3f} -> {d['think after']:.3f}, length "
+            f"{d['length before']:.1f} -> {d['length after']:.1f}."
+        ),
+        (
+            f"think, acc only: accuracy -> {a['accuracy after']:.3f}, think rate -> "
+            f"{a['think after']:.3f} (with the format reward: {r['think after']:.3f})."
+        ),
     ]
     return "\n".join(lines)

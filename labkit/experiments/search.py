@@ -46,13 +46,28 @@ MAX_LEN = 64  # the longest scratchpad completion is 52 characters + eos
 STEP_LEN = 32  # the longest next step, "</think><answer>45</answer>" + eos, is 28 tokens
 
 
-def sample(model, tokenizer, examples, n: int, seed: int = 0, temperature: float = 1.0,
-           batch_size: int = 512) -> list[list[str]]:
+def sample(
+    model,
+    tokenizer,
+    examples,
+    n: int,
+    seed: int = 0,
+    temperature: float = 1.0,
+    batch_size: int = 512,
+) -> list[list[str]]:
     """n completions per scratchpad example, T = ``temperature``
     (:func:`~labkit.runs.evaluate.probe`): texts [P][n]."""
-    return probe(model, tokenizer, scratchpad(), examples=examples, samples=n,
-                 temperature=temperature, max_completion_length=MAX_LEN, seed=seed,
-                 batch_size=batch_size).by_prompt(n)
+    return probe(
+        model,
+        tokenizer,
+        scratchpad(),
+        examples=examples,
+        samples=n,
+        temperature=temperature,
+        max_completion_length=MAX_LEN,
+        seed=seed,
+        batch_size=batch_size,
+    ).by_prompt(n)
 
 
 @functools.cache
@@ -85,8 +100,13 @@ def verifier_scores(v: StepVerifier, texts, examples, aggregate: str = "min") ->
     return torch.tensor(s).view(len(examples), n)  # [P, n]
 
 
-def best_of_n(scores: torch.Tensor, correct: torch.Tensor, N: int, subsets: int = 32,
-              generator: torch.Generator | None = None) -> torch.Tensor:
+def best_of_n(
+    scores: torch.Tensor,
+    correct: torch.Tensor,
+    N: int,
+    subsets: int = 32,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Per-prompt accuracy [P] of answering with the top-scored of N samples, averaged over
     ``subsets`` random N-subsets of the n samples; ties broken at random.
 
@@ -117,7 +137,7 @@ def _next_step(prefix: str, completion: str, prompt: str):
     probe = full + "</think>" if "<think>" in full and "</think>" not in full else full
     for s in process_steps(probe, prompt)[:-1]:
         if s.end >= len(prefix) and s.end + 1 < len(full) and full[s.end + 1] in " <":
-            return full[:s.end + 1], False  # a step followed by its delimiter in the text
+            return full[: s.end + 1], False  # a step followed by its delimiter in the text
     return full, True
 
 
@@ -126,13 +146,24 @@ def partial_score(prm: StepVerifier, prompts, texts, finished, aggregate: str = 
     solutions (every step, the answer's too)."""
     probe = [t if f else t + "</think>" for t, f in zip(texts, finished)]
     probs = prm.step_probs(list(prompts), probe)
-    return [solution_score(p if f else (p[:-1] or [1.0]), "prm", aggregate)
-            for p, f in zip(probs, finished)]
+    return [
+        solution_score(p if f else (p[:-1] or [1.0]), "prm", aggregate)
+        for p, f in zip(probs, finished)
+    ]
 
 
 @torch.no_grad()
-def beam_search(model, tokenizer, prm: StepVerifier, examples, width: int = 2,
-                expand: int = 4, rounds: int = 6, seed: int = 0, aggregate: str = "min"):
+def beam_search(
+    model,
+    tokenizer,
+    prm: StepVerifier,
+    examples,
+    width: int = 2,
+    expand: int = 4,
+    rounds: int = 6,
+    seed: int = 0,
+    aggregate: str = "min",
+):
     """PRM-guided step-level beam search: (answers' correctness [P] bool, tokens [P] spent)."""
     gen = torch.Generator().manual_seed(seed)
     P = len(examples)
@@ -141,11 +172,22 @@ def beam_search(model, tokenizer, prm: StepVerifier, examples, width: int = 2,
         items = [(i, b) for i in range(P) for b in beams[i] for _ in range(expand)]
         if not items:
             break
-        conts = rollout(model, tokenizer, [examples[i].prompt + b for i, b in items], STEP_LEN,
-                        1.0, generator=gen).completions
+        conts = rollout(
+            model,
+            tokenizer,
+            [examples[i].prompt + b for i, b in items],
+            STEP_LEN,
+            1.0,
+            generator=gen,
+        ).completions
         cut = [_next_step(b, c, examples[i].prompt) for (i, b), c in zip(items, conts)]
-        sc = partial_score(prm, [examples[i].prompt for i, _ in items], [t for t, _ in cut],
-                           [f for _, f in cut], aggregate)
+        sc = partial_score(
+            prm,
+            [examples[i].prompt for i, _ in items],
+            [t for t, _ in cut],
+            [f for _, f in cut],
+            aggregate,
+        )
         cand = [[] for _ in examples]
         for (i, b), (t, f), s in zip(items, cut, sc):
             tokens[i] += len(t) - len(b) + f  # + the eos when it finishes
@@ -164,37 +206,58 @@ def curves(texts, examples, verifiers: dict, Ns, subsets: int = 32, seed: int = 
     values, target, lengths = table(texts, examples)
     correct = values == target[:, None]  # [P, n]
     gen = torch.Generator().manual_seed(seed)
-    scored = {name: verifier_scores(v, texts, examples, agg)
-              for name, (v, agg) in verifiers.items()}  # name -> [P, n]
+    scored = {
+        name: verifier_scores(v, texts, examples, agg) for name, (v, agg) in verifiers.items()
+    }  # name -> [P, n]
     rows = []
     for N in Ns:
-        acc = {"pass@N (oracle)": pass_at(correct, N),
-               "majority vote": majority_at_k(values, target, N, subsets, gen)}
-        acc |= {f"best-of-N, {k}": best_of_n(s, correct, N, subsets, gen)
-                for k, s in scored.items()}
+        acc = {
+            "pass@N (oracle)": pass_at(correct, N),
+            "majority vote": majority_at_k(values, target, N, subsets, gen),
+        }
+        acc |= {
+            f"best-of-N, {k}": best_of_n(s, correct, N, subsets, gen) for k, s in scored.items()
+        }
         for method, a in acc.items():
-            rows.append({"method": method, "N": N, "accuracy": float(a.mean()),
-                         "se": float(a.std() / len(a) ** 0.5),
-                         "tokens/prompt": float(N * lengths.mean())})
+            rows.append(
+                {
+                    "method": method,
+                    "N": N,
+                    "accuracy": float(a.mean()),
+                    "se": float(a.std() / len(a) ** 0.5),
+                    "tokens/prompt": float(N * lengths.mean()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def fit_verifiers(model, tokenizer, task, prompts: int, per_prompt: int, steps: int,
-                  seed: int = 0) -> dict:
+def fit_verifiers(
+    model, tokenizer, task, prompts: int, per_prompt: int, steps: int, seed: int = 0
+) -> dict:
     """Sample ``per_prompt`` completions on ``prompts`` train prompts from the policy, train a
     PRM and an ORM on their labels: {"prm", "orm", "data", "history"}."""
     texts = sample(model, tokenizer, task.train[:prompts], per_prompt, seed + 10)
     data = [(e.prompt, c) for e, row in zip(task.train[:prompts], texts) for c in row]
     out = {"data": data, "history": {}}
     for kind in ("prm", "orm"):
-        out[kind], out["history"][kind] = train_verifier(model, tokenizer, data, kind, steps,
-                                                         seed=seed)
+        out[kind], out["history"][kind] = train_verifier(
+            model, tokenizer, data, kind, steps, seed=seed
+        )
     return out
 
 
-def run(fast: bool = False, seed: int = 0, policy: str = "tiny-think", prompts: int | None = None,
-        n: int | None = None, width: int = 2, expand: int = 4, widths: tuple | None = None,
-        verifier_prompts: int | None = None, verifier_steps: int | None = None) -> dict:
+def run(
+    fast: bool = False,
+    seed: int = 0,
+    policy: str = "tiny-think",
+    prompts: int | None = None,
+    n: int | None = None,
+    width: int = 2,
+    expand: int = 4,
+    widths: tuple | None = None,
+    verifier_prompts: int | None = None,
+    verifier_steps: int | None = None,
+) -> dict:
     """Train a PRM and an ORM on the policy's own samples, then compare best-of-N (by each),
     majority vote and pass@N on held-out prompts, and a PRM-guided beam search.
 
@@ -204,26 +267,48 @@ def run(fast: bool = False, seed: int = 0, policy: str = "tiny-think", prompts: 
     torch.manual_seed(seed)
     model, tok = load_policy(policy)
     task = get_task("scratchpad")
-    v = fit_verifiers(model, tok, task, verifier_prompts or (64 if fast else 500),
-                      2 if fast else 4, verifier_steps or (15 if fast else 150), seed)
+    v = fit_verifiers(
+        model,
+        tok,
+        task,
+        verifier_prompts or (64 if fast else 500),
+        2 if fast else 4,
+        verifier_steps or (15 if fast else 150),
+        seed,
+    )
     P, n = prompts or (24 if fast else 200), n or (8 if fast else 16)
     ex = task.heldout[:P]
     texts = sample(model, tok, ex, n, seed + 1)
     Ns = [N for N in (1, 2, 4, 8, 16, 32) if N <= n]
-    verifiers = {"ORM": (v["orm"], "last"), "PRM min": (v["prm"], "min"),
-                 "PRM prod": (v["prm"], "prod")}
+    verifiers = {
+        "ORM": (v["orm"], "last"),
+        "PRM min": (v["prm"], "min"),
+        "PRM prod": (v["prm"], "prod"),
+    }
     df = curves(texts, ex, verifiers, Ns, seed=seed + 2)
     beam = []
     for w in widths or ((width,) if fast else (1, 2, 4)):
         ok, tokens = beam_search(model, tok, v["prm"], ex, w, expand, seed=seed + 3)
-        beam.append({"method": "beam search, PRM min", "N": w * expand,
-                     "accuracy": float(ok.float().mean()),
-                     "se": float(ok.float().std() / P**0.5), "tokens/prompt": float(tokens.mean()),
-                     "width": w})
+        beam.append(
+            {
+                "method": "beam search, PRM min",
+                "N": w * expand,
+                "accuracy": float(ok.float().mean()),
+                "se": float(ok.float().std() / P**0.5),
+                "tokens/prompt": float(tokens.mean()),
+                "width": w,
+            }
+        )
     held = [(e.prompt, c) for e, row in zip(ex, texts) for c in row]
     quality = {k: verifier_quality(v[k], held) for k in ("prm", "orm")}
-    cfg = {"policy": policy, "prompts": P, "n": n, "seed": seed, "expand": expand,
-           "verifier_samples": len(v["data"])}
+    cfg = {
+        "policy": policy,
+        "prompts": P,
+        "n": n,
+        "seed": seed,
+        "expand": expand,
+        "verifier_samples": len(v["data"]),
+    }
     return {"curves": df, "beam": beam, "quality": quality, "config": cfg, "verifiers": v}
 
 
@@ -235,18 +320,27 @@ def verdict(results: dict) -> str:
     N = int(results["curves"]["N"].max())
     one = df[("pass@N (oracle)", 1)]
     prm = max(df[("best-of-N, PRM min", N)], df[("best-of-N, PRM prod", N)])
-    orm, vote, oracle = (df[(m, N)] for m in ("best-of-N, ORM", "majority vote",
-                                               "pass@N (oracle)"))
-    lines = [(f"one sample (pass@1) {one:.3f}; at N = {N}: best-of-N by PRM {prm:.3f}, by ORM "
-             f"{orm:.3f}, majority vote {vote:.3f}, pass@N (oracle) {oracle:.3f}.")]
+    orm, vote, oracle = (df[(m, N)] for m in ("best-of-N, ORM", "majority vote", "pass@N (oracle)"))
+    lines = [
+        (
+            f"one sample (pass@1) {one:.3f}; at N = {N}: best-of-N by PRM {prm:.3f}, by ORM "
+            f"{orm:.3f}, majority vote {vote:.3f}, pass@N (oracle) {oracle:.3f}."
+        )
+    ]
     for b in results["beam"]:
-        lines.append(f"beam search (width {b['width']} x {results['config']['expand']}): "
-                     f"{b['accuracy']:.3f} for {b['tokens/prompt']:.0f} tokens per prompt.")
+        lines.append(
+            f"beam search (width {b['width']} x {results['config']['expand']}): "
+            f"{b['accuracy']:.3f} for {b['tokens/prompt']:.0f} tokens per prompt."
+        )
     best = max(prm, orm)
     wins = best > one + 0.02
-    lines.append(f"{'REPRODUCED' if wins else 'NOT REPRODUCED'}: best-of-{N} with a "
-                 f"verifier-trained ranker {'beats' if wins else 'does not beat'} a single "
-                 f"sample ({best:.3f} vs {one:.3f}).")
-    lines.append(("REPRODUCED" if prm > orm + 0.01 and prm > vote + 0.01 else "NOT REPRODUCED") +
-                 f": PRM ranking vs ORM and vote at N = {N} ({prm:.3f} vs {orm:.3f}, {vote:.3f}).")
+    lines.append(
+        f"{'REPRODUCED' if wins else 'NOT REPRODUCED'}: best-of-{N} with a "
+        f"verifier-trained ranker {'beats' if wins else 'does not beat'} a single "
+        f"sample ({best:.3f} vs {one:.3f})."
+    )
+    lines.append(
+        ("REPRODUCED" if prm > orm + 0.01 and prm > vote + 0.01 else "NOT REPRODUCED")
+        + f": PRM ranking vs ORM and vote at N = {N} ({prm:.3f} vs {orm:.3f}, {vote:.3f})."
+    )
     return "\n".join(lines)

@@ -42,9 +42,12 @@ TOP_P = 0.9
 
 def arms(delta: float = DELTA, top_p: float = TOP_P) -> dict:
     """name -> GRPOConfig overrides: the masking pair and the keep-sampling-mask pair."""
-    return {"grpo": {}, f"grpo + seq mask (delta {delta:g})": {"off_policy_mask": delta},
-            f"top_p {top_p:g}": {"top_p": top_p},
-            f"top_p {top_p:g} + keep mask": {"top_p": top_p, "truncated_logprobs": True}}
+    return {
+        "grpo": {},
+        f"grpo + seq mask (delta {delta:g})": {"off_policy_mask": delta},
+        f"top_p {top_p:g}": {"top_p": top_p},
+        f"top_p {top_p:g} + keep mask": {"top_p": top_p, "truncated_logprobs": True},
+    }
 
 
 def extra(metrics: pd.DataFrame) -> dict:
@@ -54,8 +57,15 @@ def extra(metrics: pd.DataFrame) -> dict:
     return {"masked frac": frac, "entropy (last 1/4)": metrics["entropy"].iloc[-q:].mean()}
 
 
-def run(fast: bool = False, seeds=(0, 1), steps: int | None = None, delta: float = DELTA,
-        top_p: float = TOP_P, stress: dict | None = None, progress: bool = True) -> dict:
+def run(
+    fast: bool = False,
+    seeds=(0, 1),
+    steps: int | None = None,
+    delta: float = DELTA,
+    top_p: float = TOP_P,
+    stress: dict | None = None,
+    progress: bool = True,
+) -> dict:
     """Each arm of :func:`arms` under ``STRESS`` (updated by ``stress``) on each seed. Full: 60
     steps x 2 seeds; fast: 6 steps x 1 seed. Returns ``{"table", "logs" (first seed),
     "mismatch", "config"}``."""
@@ -65,16 +75,19 @@ def run(fast: bool = False, seeds=(0, 1), steps: int | None = None, delta: float
     rows, logs = [], {}
     for seed in seeds:
         for name, kw in arms(delta, top_p).items():
-            tr = GRPOTrainer("tiny", task="addition", seed=seed, max_steps=steps,
-                             **{**stress, **kw})
+            tr = GRPOTrainer(
+                "tiny", task="addition", seed=seed, max_steps=steps, **{**stress, **kw}
+            )
             log = tr.train(progress=progress)
             rows.append({"arm": name, "seed": seed, **stability(log.metrics), **extra(log.metrics)})
             if seed == seeds[0]:
                 logs[name] = log
-    return {"table": pd.DataFrame(rows), "logs": logs,
-            "mismatch": sampling_mismatch(seed=seeds[0], top_p=top_p),
-            "config": {"steps": steps, "seeds": list(seeds), "delta": delta, "top_p": top_p,
-                       **stress}}
+    return {
+        "table": pd.DataFrame(rows),
+        "logs": logs,
+        "mismatch": sampling_mismatch(seed=seeds[0], top_p=top_p),
+        "config": {"steps": steps, "seeds": list(seeds), "delta": delta, "top_p": top_p, **stress},
+    }
 
 
 def summary(results: dict) -> pd.DataFrame:
@@ -88,9 +101,15 @@ def sampling_mismatch(seed: int = 0, top_p: float = TOP_P) -> dict:
     sampler mu, on one batch of the tiny policy at its cold start: per sampled token
     log mu(o_t) - log pi(o_t) = -log(mass top-p kept) >= 0, and the share of tokens whose step
     truncated anything. With the keep mask the training log-prob is log mu itself."""
-    tr = GRPOTrainer("tiny", task="addition", seed=seed, max_steps=1, top_p=top_p,
-                     truncated_logprobs=True, **{k: STRESS[k] for k in ("num_generations",
-                                                                        "prompts_per_step")})
+    tr = GRPOTrainer(
+        "tiny",
+        task="addition",
+        seed=seed,
+        max_steps=1,
+        top_p=top_p,
+        truncated_logprobs=True,
+        **{k: STRESS[k] for k in ("num_generations", "prompts_per_step")},
+    )
     r = tr.collect()
     log_mu = completion_logprobs(tr.model, r)  # [B, T] renormalised over the kept tokens
     kept, r.sampling_mask = r.sampling_mask, None
@@ -98,24 +117,36 @@ def sampling_mismatch(seed: int = 0, top_p: float = TOP_P) -> dict:
     m = r.completion_mask.bool()  # [B, T]
     gap = (log_mu - log_pi)[m]  # [N]
     cut = (~kept).any(-1)[m]  # [N] the step's top-p dropped at least one token
-    return {"tokens": int(m.sum()), "truncated steps frac": float(cut.float().mean()),
-            "log mu - log pi mean": float(gap.mean()), "log mu - log pi max": float(gap.max())}
+    return {
+        "tokens": int(m.sum()),
+        "truncated steps frac": float(cut.float().mean()),
+        "log mu - log pi mean": float(gap.mean()),
+        "log mu - log pi max": float(gap.max()),
+    }
 
 
 def verdict(results: dict) -> str:
     """Plain words with the numbers: does each trick lower the drawdown without lowering the
     final reward, and what does the keep mask change in ratio spread and kl/old?"""
     t, names, mm = summary(results), list(summary(results).index), results["mismatch"]
-    lines = [(f"sampling mismatch without the keep mask (top_p {results['config']['top_p']}): "
-             f"{mm['truncated steps frac']:.2f} of tokens were sampled from a truncated step; "
-             f"log mu - log pi = {mm['log mu - log pi mean']:.3f} on average "
-             f"(max {mm['log mu - log pi max']:.3f}).")]
+    lines = [
+        (
+            f"sampling mismatch without the keep mask (top_p {results['config']['top_p']}): "
+            f"{mm['truncated steps frac']:.2f} of tokens were sampled from a truncated step; "
+            f"log mu - log pi = {mm['log mu - log pi mean']:.3f} on average "
+            f"(max {mm['log mu - log pi max']:.3f})."
+        )
+    ]
     for name, row in t.iterrows():
-        lines.append(f"{name}: reward {row['reward (last 1/4)']:.3f}, drawdown {row['drawdown']:.3f}"
-                     f", ratio [{row['ratio/min']:.3g}, {row['ratio/max']:.3g}], kl/old "
-                     f"{row['kl/old']:.3g}, masked {row['masked frac']:.3f}, entropy "
-                     f"{row['entropy (last 1/4)']:.3f}")
-    for base, trick, what in ((names[0], names[1], "off-policy sequence masking"),
-                              (names[2], names[3], "keep sampling mask")):
+        lines.append(
+            f"{name}: reward {row['reward (last 1/4)']:.3f}, drawdown {row['drawdown']:.3f}"
+            f", ratio [{row['ratio/min']:.3g}, {row['ratio/max']:.3g}], kl/old "
+            f"{row['kl/old']:.3g}, masked {row['masked frac']:.3f}, entropy "
+            f"{row['entropy (last 1/4)']:.3f}"
+        )
+    for base, trick, what in (
+        (names[0], names[1], "off-policy sequence masking"),
+        (names[2], names[3], "keep sampling mask"),
+    ):
         lines.append(compare_stability(t, base, trick, f"{what} more stable"))
     return "\n".join(lines)

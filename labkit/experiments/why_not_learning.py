@@ -31,8 +31,11 @@ CLAIM = (
     "before the answer, put every group there: the run does not learn, and the run doctor "
     "names the cause from the run log alone, while the healthy run gets no warning."
 )
-EXPECTED = {"healthy": set(), "format never matched": {"format_never_matched[answer_format]"},
-            "truncated": {"truncation"}}
+EXPECTED = {
+    "healthy": set(),
+    "format never matched": {"format_never_matched[answer_format]"},
+    "truncated": {"truncation"},
+}
 """The doctor's rules each run must get (healthy: none)."""
 ZERO = 0.95
 """Fraction of zero-spread groups that counts as "no signal" (a 1-token run still sees the odd
@@ -45,9 +48,11 @@ def answer_format(completions, answer, **kwargs):
     return [float(c.strip() == f"<answer>{a}</answer>") for c, a in zip(completions, answer)]
 
 
-RUNS = {"healthy": {},
-        "format never matched": {"reward_funcs": [answer_format]},
-        "truncated": {"max_completion_length": 1}}
+RUNS = {
+    "healthy": {},
+    "format never matched": {"reward_funcs": [answer_format]},
+    "truncated": {"max_completion_length": 1},
+}
 
 
 def run(fast: bool = False, seed: int = 0, steps: int | None = None) -> dict:
@@ -56,8 +61,12 @@ def run(fast: bool = False, seed: int = 0, steps: int | None = None) -> dict:
     logs, found = {}, {}
     for name, change in RUNS.items():
         cfg = {**BASE, "max_steps": steps, "seed": seed, **change}
-        tr = GRPOTrainer(reward_funcs=cfg.pop("reward_funcs"), track_kl=False,
-                         run_name=f"why-{name.replace(' ', '-')}", **cfg)
+        tr = GRPOTrainer(
+            reward_funcs=cfg.pop("reward_funcs"),
+            track_kl=False,
+            run_name=f"why-{name.replace(' ', '-')}",
+            **cfg,
+        )
         tr.train(progress=False)
         logs[name], found[name] = tr.log, diagnose(tr.log)
     return {"runs": logs, "diagnoses": found, "steps": steps}
@@ -70,12 +79,17 @@ def results(res: dict) -> pd.DataFrame:
     for name, log in res["runs"].items():
         m = log.metrics
         k = max(1, len(m) // 3)
-        rows.append({"run": name, "acc first third": m["accuracy"].iloc[:k].mean(),
-                     "acc last third": m["accuracy"].iloc[-k:].mean(),
-                     "zero-spread groups": m["adv/frac_zero_std"].mean(),
-                     "truncated": m["len/truncated_frac"].mean(),
-                     "grad_norm": m["grad_norm"].mean(),
-                     "doctor": ", ".join(f.rule for f in res["diagnoses"][name]) or "-"})
+        rows.append(
+            {
+                "run": name,
+                "acc first third": m["accuracy"].iloc[:k].mean(),
+                "acc last third": m["accuracy"].iloc[-k:].mean(),
+                "zero-spread groups": m["adv/frac_zero_std"].mean(),
+                "truncated": m["len/truncated_frac"].mean(),
+                "grad_norm": m["grad_norm"].mean(),
+                "doctor": ", ".join(f.rule for f in res["diagnoses"][name]) or "-",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -89,16 +103,21 @@ def verdict(res: dict) -> str:
     extra = named["healthy"]
     faults = [n for n in EXPECTED if n != "healthy"]
     g = t.loc["healthy", "grad_norm"]
-    no_signal = all(t.loc[n, "zero-spread groups"] >= ZERO and t.loc[n, "grad_norm"] <= 0.1 * g
-                    for n in faults)
+    no_signal = all(
+        t.loc[n, "zero-spread groups"] >= ZERO and t.loc[n, "grad_norm"] <= 0.1 * g for n in faults
+    )
     healthy_signal = t.loc["healthy", "zero-spread groups"] < ZERO and g > 0
     if no_signal and healthy_signal and not missing and not extra:
-        return ("reproduced: both faults leave (nearly) every group at zero spread and almost no "
-                "gradient, "
-                "the healthy run learns from its groups, and the doctor names each fault and "
-                "gives the healthy run no warning")
-    return (f"not reproduced: no_signal={no_signal}, healthy_signal={healthy_signal}, "
-            f"missed={missing}, false alarms on healthy={sorted(extra)}")
+        return (
+            "reproduced: both faults leave (nearly) every group at zero spread and almost no "
+            "gradient, "
+            "the healthy run learns from its groups, and the doctor names each fault and "
+            "gives the healthy run no warning"
+        )
+    return (
+        f"not reproduced: no_signal={no_signal}, healthy_signal={healthy_signal}, "
+        f"missed={missing}, false alarms on healthy={sorted(extra)}"
+    )
 
 
 MALICIOUS = {
@@ -116,6 +135,7 @@ def sandbox_report(cpu_seconds: int = 1, wall_seconds: float = 4.0) -> pd.DataFr
     rows = []
     for name, (code, tests) in MALICIOUS.items():
         r = run_code(code, tests, cpu_seconds=cpu_seconds, wall_seconds=wall_seconds)
-        rows.append({"case": name, "status": r.status, "detail": r.detail,
-                     "seconds": round(r.seconds, 2)})
+        rows.append(
+            {"case": name, "status": r.status, "detail": r.detail, "seconds": round(r.seconds, 2)}
+        )
     return pd.DataFrame(rows)

@@ -52,34 +52,52 @@ def accelerate_config(num_gpus: int, deepspeed: str = "none") -> str:
         lines += ["distributed_type: 'NO'", "mixed_precision: 'no'", "use_cpu: true"]
     elif deepspeed != "none":
         stage = deepspeed[-1]
-        lines += ["distributed_type: DEEPSPEED", "deepspeed_config:",
-                  "  deepspeed_multinode_launcher: standard",
-                  "  offload_optimizer_device: none", "  offload_param_device: none",
-                  f"  zero3_init_flag: {'true' if stage == '3' else 'false'}",
-                  f"  zero3_save_16bit_model: {'true' if stage == '3' else 'false'}",
-                  f"  zero_stage: {stage}", "mixed_precision: bf16", "use_cpu: false"]
+        lines += [
+            "distributed_type: DEEPSPEED",
+            "deepspeed_config:",
+            "  deepspeed_multinode_launcher: standard",
+            "  offload_optimizer_device: none",
+            "  offload_param_device: none",
+            f"  zero3_init_flag: {'true' if stage == '3' else 'false'}",
+            f"  zero3_save_16bit_model: {'true' if stage == '3' else 'false'}",
+            f"  zero_stage: {stage}",
+            "mixed_precision: bf16",
+            "use_cpu: false",
+        ]
     else:
-        lines += ["distributed_type: " + ("MULTI_GPU" if num_gpus > 1 else "'NO'"),
-                  "gpu_ids: all", "mixed_precision: bf16", "use_cpu: false"]
-    lines += ["downcast_bf16: 'no'", "machine_rank: 0", "main_training_function: main",
-              "num_machines: 1", f"num_processes: {max(1, num_gpus)}", "rdzv_backend: static",
-              "same_network: true"]
+        lines += [
+            "distributed_type: " + ("MULTI_GPU" if num_gpus > 1 else "'NO'"),
+            "gpu_ids: all",
+            "mixed_precision: bf16",
+            "use_cpu: false",
+        ]
+    lines += [
+        "downcast_bf16: 'no'",
+        "machine_rank: 0",
+        "main_training_function: main",
+        "num_machines: 1",
+        f"num_processes: {max(1, num_gpus)}",
+        "rdzv_backend: static",
+        "same_network: true",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def launch_script(model: str, num_gpus: int, vllm: str) -> str:
     """``launch.sh``: accelerate launch; for ``vllm='server'`` a ``trl vllm-serve`` process on
     GPU 0 generates and the other GPUs train."""
-    head = "#!/usr/bin/env bash\nset -e\ncd \"$(dirname \"$0\")\"\n"
-    run = "accelerate launch --config_file accelerate.yaml{} train_grpo.py \"$@\"\n"
+    head = '#!/usr/bin/env bash\nset -e\ncd "$(dirname "$0")"\n'
+    run = 'accelerate launch --config_file accelerate.yaml{} train_grpo.py "$@"\n'
     if vllm != "server":
         return head + run.format("")
     if model in ("tiny", "smollm2-offline"):  # resolved where the script runs
         model = f"$(python -c 'from labkit.integrations.trl_script import resolve_model as r; print(r(\"{model}\"))')"
     gpus = ",".join(str(i) for i in range(1, num_gpus))
-    return (head + f"CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model \"{model}\" &\n"
-            "SERVER=$!; trap 'kill $SERVER' EXIT\n"
-            f"CUDA_VISIBLE_DEVICES={gpus} " + run.format(f" --num_processes {num_gpus - 1}"))
+    return (
+        head + f'CUDA_VISIBLE_DEVICES=0 trl vllm-serve --model "{model}" &\n'
+        "SERVER=$!; trap 'kill $SERVER' EXIT\n"
+        f"CUDA_VISIBLE_DEVICES={gpus} " + run.format(f" --num_processes {num_gpus - 1}")
+    )
 
 
 @dataclasses.dataclass
@@ -93,9 +111,18 @@ class Export:
     config: dict
 
 
-def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task="addition",
-               reward_funcs=("digit_partial",), num_gpus: int = 8, deepspeed: str = "none",
-               vllm: str = "off", env: str | None = None, max_turns: int = 2) -> Export:
+def export_trl(
+    out,
+    config: GRPOConfig | None = None,
+    model: str = "tiny",
+    task="addition",
+    reward_funcs=("digit_partial",),
+    num_gpus: int = 8,
+    deepspeed: str = "none",
+    vllm: str = "off",
+    env: str | None = None,
+    max_turns: int = 2,
+) -> Export:
     """Write a standalone TRL GRPO run of ``config`` to the folder ``out`` (see module doc).
 
     The per-device batch is prompts_per_step x num_generations / training processes, so one
@@ -115,8 +142,10 @@ def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task=
     if vllm not in VLLM:
         raise ValueError(f"vllm={vllm!r}: use one of {VLLM}")
     if vllm == "server" and num_gpus < 2:
-        raise ValueError(f"vllm='server' with num_gpus={num_gpus}: the server takes one GPU "
-                         "and training at least one more; use num_gpus >= 2 or vllm='colocate'")
+        raise ValueError(
+            f"vllm='server' with num_gpus={num_gpus}: the server takes one GPU "
+            "and training at least one more; use num_gpus >= 2 or vllm='colocate'"
+        )
     cfg, task = config or GRPOConfig(), get_task(task)
     procs = max(1, num_gpus - (vllm == "server"))
     kw = trl_kwargs(cfg, "output", task, procs, gpu=num_gpus > 0)
@@ -127,40 +156,62 @@ def export_trl(out, config: GRPOConfig | None = None, model: str = "tiny", task=
     folder = pathlib.Path(out)
     (folder / "data").mkdir(parents=True, exist_ok=True)
     with open(folder / "data" / "train.jsonl", "w") as f:
-        f.writelines(json.dumps({"prompt": e.prompt, "answer": e.answer}) + "\n"
-                     for e in task.train)
-    script = (script_text(kw, model, task.name, reward_funcs) if env is None else
-              env_script_text(kw, model, env, reward_funcs, max_turns))
-    files = {"train_grpo.py": script,
-             "accelerate.yaml": accelerate_config(procs if num_gpus else 0, deepspeed),
-             "launch.sh": launch_script(model, num_gpus, vllm)}
+        f.writelines(
+            json.dumps({"prompt": e.prompt, "answer": e.answer}) + "\n" for e in task.train
+        )
+    script = (
+        script_text(kw, model, task.name, reward_funcs)
+        if env is None
+        else env_script_text(kw, model, env, reward_funcs, max_turns)
+    )
+    files = {
+        "train_grpo.py": script,
+        "accelerate.yaml": accelerate_config(procs if num_gpus else 0, deepspeed),
+        "launch.sh": launch_script(model, num_gpus, vllm),
+    }
     for name, text in files.items():
         (folder / name).write_text(text)
     (folder / "launch.sh").chmod(0o755)
-    return Export(folder, folder / "train_grpo.py", folder / "accelerate.yaml",
-                  folder / "launch.sh", kw)
+    return Export(
+        folder, folder / "train_grpo.py", folder / "accelerate.yaml", folder / "launch.sh", kw
+    )
 
 
 def add_parser(subparsers) -> None:
     """The ``export-trl`` subcommand of ``python -m labkit``."""
-    p = subparsers.add_parser("export-trl", help="write a TRL script + accelerate config for "
-                              "this GRPO run on N GPUs")
+    p = subparsers.add_parser(
+        "export-trl", help="write a TRL script + accelerate config for this GRPO run on N GPUs"
+    )
     p.add_argument("--out", default="trl_export", help="folder to write (default trl_export)")
-    p.add_argument("--from-run", help="a labkit run folder: take its config.json (task, "
-                   "rewards, hyperparameters); flags below override")
-    p.add_argument("--model", default=None, help="labkit model name, folder or hub id "
-                   "(default tiny)")
+    p.add_argument(
+        "--from-run",
+        help="a labkit run folder: take its config.json (task, "
+        "rewards, hyperparameters); flags below override",
+    )
+    p.add_argument(
+        "--model", default=None, help="labkit model name, folder or hub id (default tiny)"
+    )
     p.add_argument("--task", default=None)
-    p.add_argument("--reward", nargs="+", default=None,
-                   help="built-in reward names or module:function")
+    p.add_argument(
+        "--reward", nargs="+", default=None, help="built-in reward names or module:function"
+    )
     p.add_argument("--num-gpus", type=int, default=8, help="0 writes a CPU config")
     p.add_argument("--deepspeed", choices=DEEPSPEED, default="none")
     p.add_argument("--vllm", choices=VLLM, default="off")
-    p.add_argument("--env", default=None, help="a labkit environment (calculator, guess): "
-                   "TRL gets the same class (environment_factory, or rollout_func + env_mask)")
+    p.add_argument(
+        "--env",
+        default=None,
+        help="a labkit environment (calculator, guess): "
+        "TRL gets the same class (environment_factory, or rollout_func + env_mask)",
+    )
     p.add_argument("--max-turns", type=int, default=2, help="policy turns per episode (--env)")
-    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
-                   help="GRPOConfig fields, e.g. --set num_generations=8 beta=0.04")
+    p.add_argument(
+        "--set",
+        nargs="*",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="GRPOConfig fields, e.g. --set num_generations=8 beta=0.04",
+    )
     p.set_defaults(func=run)
 
 
@@ -168,23 +219,38 @@ def run(args) -> int:
     """Build the config from ``--from-run`` and ``--set``, write the export, say what to run."""
     from labkit.tasks import saved_task
 
-    base = json.loads((pathlib.Path(args.from_run) / "config.json").read_text()) \
-        if args.from_run else {}
+    base = (
+        json.loads((pathlib.Path(args.from_run) / "config.json").read_text())
+        if args.from_run
+        else {}
+    )
     fields = {f.name: f for f in dataclasses.fields(GRPOConfig)}
     values = {k: v for k, v in base.items() if k in fields}
     for item in args.set:
         key, _, text = item.partition("=")
         if key not in fields:
-            raise ValueError(f"--set {item}: unknown field {key!r}; GRPOConfig has "
-                             f"{', '.join(sorted(fields))}")
+            raise ValueError(
+                f"--set {item}: unknown field {key!r}; GRPOConfig has {', '.join(sorted(fields))}"
+            )
         values[key] = _parse(text)
     task = args.task or (saved_task(base) if "task" in base else "addition")  # + task_kwargs
-    ex = export_trl(args.out, GRPOConfig(**values), args.model or base.get("model", "tiny"), task,
-                    args.reward or base.get("reward_funcs", ["digit_partial"]),
-                    args.num_gpus, args.deepspeed, args.vllm, args.env, args.max_turns)
+    ex = export_trl(
+        args.out,
+        GRPOConfig(**values),
+        args.model or base.get("model", "tiny"),
+        task,
+        args.reward or base.get("reward_funcs", ["digit_partial"]),
+        args.num_gpus,
+        args.deepspeed,
+        args.vllm,
+        args.env,
+        args.max_turns,
+    )
     print(f"wrote {ex.script}, {ex.accelerate_config}, {ex.launch}")
-    print(f"run: bash {ex.launch}   (or: cd {ex.folder} && accelerate launch "
-          "--config_file accelerate.yaml train_grpo.py)")
+    print(
+        f"run: bash {ex.launch}   (or: cd {ex.folder} && accelerate launch "
+        "--config_file accelerate.yaml train_grpo.py)"
+    )
     return 0
 
 

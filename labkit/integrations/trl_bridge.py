@@ -31,15 +31,25 @@ from labkit.tasks.base import max_completion_tokens
 
 # TRL metric -> labkit metric key (README's table). "kl" depends on the trainer (see KL_KEY).
 COMMON = {"loss": "loss", "grad_norm": "grad_norm", "learning_rate": "lr", "entropy": "entropy"}
-RL_KEYS = {"reward": "reward/mean", "reward_std": "reward/std",
-           "frac_reward_zero_std": "adv/frac_zero_std",
-           "clip_ratio/low_mean": "clip/ratio_low", "clip_ratio/high_mean": "clip/ratio_high",
-           "clip_ratio/region_mean": "clip/region", "completions/mean_length": "len/mean",
-           "completions/clipped_ratio": "len/truncated_frac"}
+RL_KEYS = {
+    "reward": "reward/mean",
+    "reward_std": "reward/std",
+    "frac_reward_zero_std": "adv/frac_zero_std",
+    "clip_ratio/low_mean": "clip/ratio_low",
+    "clip_ratio/high_mean": "clip/ratio_high",
+    "clip_ratio/region_mean": "clip/region",
+    "completions/mean_length": "len/mean",
+    "completions/clipped_ratio": "len/truncated_frac",
+}
 # DPO's implicit reward r = beta log(pi/pi_ref): the margin chosen - rejected is its "reward".
-DPO_KEYS = {"rewards/margins": "reward/mean", "rewards/accuracies": "accuracy",
-            "rewards/chosen": "dpo/reward_chosen", "rewards/rejected": "dpo/reward_rejected",
-            "logps/chosen": "dpo/logp_chosen", "logps/rejected": "dpo/logp_rejected"}
+DPO_KEYS = {
+    "rewards/margins": "reward/mean",
+    "rewards/accuracies": "accuracy",
+    "rewards/chosen": "dpo/reward_chosen",
+    "rewards/rejected": "dpo/reward_rejected",
+    "logps/chosen": "dpo/logp_chosen",
+    "logps/rejected": "dpo/logp_rejected",
+}
 KL_KEY = {"grpo": "kl/k3", "rloo": "kl/k1"}  # GRPO: k3 loss (IS-corrected); RLOO: k1 in reward
 
 
@@ -83,13 +93,26 @@ def sample_rows(frame, weights: dict[str, float], G: int, tokenizer=None) -> lis
         per_fn = {name: _num(r.get(name)) for name in weights}
         total = sum(w * per_fn[n] for n, w in weights.items() if per_fn[n] is not None)
         completion = str(r["completion"])
-        length = (len(tokenizer(completion, add_special_tokens=False)["input_ids"])
-                  if tokenizer is not None else None)
-        rows.append({"step": int(r["step"]), "group": i // G, "prompt": str(r["prompt"]),
-                     "completion": completion, "answer": None, "reward": total,
-                     "advantage": _num(r.get("advantage")), "length": length,
-                     "truncated": None, "correct": None,
-                     **{f"rewards/{n}": v for n, v in per_fn.items()}})
+        length = (
+            len(tokenizer(completion, add_special_tokens=False)["input_ids"])
+            if tokenizer is not None
+            else None
+        )
+        rows.append(
+            {
+                "step": int(r["step"]),
+                "group": i // G,
+                "prompt": str(r["prompt"]),
+                "completion": completion,
+                "answer": None,
+                "reward": total,
+                "advantage": _num(r.get("advantage")),
+                "length": length,
+                "truncated": None,
+                "correct": None,
+                **{f"rewards/{n}": v for n, v in per_fn.items()},
+            }
+        )
     return rows
 
 
@@ -127,9 +150,17 @@ class RunLogCallback(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.kind = trainer_kind(args)
-        self.log.config.update({"source": "trl", "trainer": self.kind,
-                                **{k: v for k, v in args.to_dict().items()
-                                   if isinstance(v, (int, float, str, bool, type(None)))}})
+        self.log.config.update(
+            {
+                "source": "trl",
+                "trainer": self.kind,
+                **{
+                    k: v
+                    for k, v in args.to_dict().items()
+                    if isinstance(v, (int, float, str, bool, type(None)))
+                },
+            }
+        )
         if self.log.path is not None:
             self.log.write_config()
 
@@ -159,10 +190,15 @@ class RunLogCallback(TrainerCallback):
             return
         import pandas as pd
 
-        frame = pd.DataFrame({"step": step, "prompt": list(logs["prompt"]),
-                              "completion": list(logs["completion"]),
-                              **{k: list(v) for k, v in logs["rewards"].items()},
-                              "advantage": list(logs["advantages"])})
+        frame = pd.DataFrame(
+            {
+                "step": step,
+                "prompt": list(logs["prompt"]),
+                "completion": list(logs["completion"]),
+                **{k: list(v) for k, v in logs["rewards"].items()},
+                "advantage": list(logs["advantages"]),
+            }
+        )
         key = (tuple(frame["completion"]), tuple(frame["advantage"]))
         if key != self._last_batch:  # a batch reused for mu updates is recorded once
             self._last_batch = key
@@ -179,8 +215,11 @@ class RunLogCallback(TrainerCallback):
             if f.name not in self._read:
                 self._read.add(f.name)
                 frame = pd.read_parquet(f)
-                names = [c for c in frame.columns
-                         if c not in ("step", "prompt", "completion", "advantage")]
+                names = [
+                    c
+                    for c in frame.columns
+                    if c not in ("step", "prompt", "completion", "advantage")
+                ]
                 self._log_samples(args, frame, names, tok)
 
     def _log_samples(self, args, frame, names: list[str], tok) -> None:
@@ -189,8 +228,13 @@ class RunLogCallback(TrainerCallback):
         self.log.log("samples", sample_rows(frame, dict(zip(names, w)), G, tok))
 
 
-def trl_config(cfg: GRPOConfig | None = None, output_dir: str = "trl-run", task=None,
-               num_processes: int = 1, **overrides):
+def trl_config(
+    cfg: GRPOConfig | None = None,
+    output_dir: str = "trl-run",
+    task=None,
+    num_processes: int = 1,
+    **overrides,
+):
     """TRL's ``GRPOConfig`` for the labkit config ``cfg`` (same names, same meaning).
 
     ``per_device_train_batch_size`` = prompts_per_step x num_generations / num_processes, so
@@ -204,19 +248,46 @@ def trl_config(cfg: GRPOConfig | None = None, output_dir: str = "trl-run", task=
     import torch
     from trl import GRPOConfig as TRLConfig
 
-    return TRLConfig(**{**trl_kwargs(cfg or GRPOConfig(), output_dir, task, num_processes,
-                                     torch.cuda.is_available()), **overrides})
+    return TRLConfig(
+        **{
+            **trl_kwargs(
+                cfg or GRPOConfig(), output_dir, task, num_processes, torch.cuda.is_available()
+            ),
+            **overrides,
+        }
+    )
 
 
-SAME_NAMES = ("num_generations", "temperature", "top_k", "top_p", "learning_rate",
-              "lr_scheduler_type", "weight_decay", "max_grad_norm", "beta", "epsilon",
-              "epsilon_high", "num_iterations", "loss_type", "scale_rewards",
-              "importance_sampling_level", "mask_truncated_completions", "reward_weights",
-              "max_steps", "seed")
+SAME_NAMES = (
+    "num_generations",
+    "temperature",
+    "top_k",
+    "top_p",
+    "learning_rate",
+    "lr_scheduler_type",
+    "weight_decay",
+    "max_grad_norm",
+    "beta",
+    "epsilon",
+    "epsilon_high",
+    "num_iterations",
+    "loss_type",
+    "scale_rewards",
+    "importance_sampling_level",
+    "mask_truncated_completions",
+    "reward_weights",
+    "max_steps",
+    "seed",
+)
 
 
-def trl_kwargs(cfg: GRPOConfig, output_dir: str = "trl-run", task=None, num_processes: int = 1,
-               gpu: bool = False) -> dict:
+def trl_kwargs(
+    cfg: GRPOConfig,
+    output_dir: str = "trl-run",
+    task=None,
+    num_processes: int = 1,
+    gpu: bool = False,
+) -> dict:
     """The keyword arguments of TRL's ``GRPOConfig`` for ``cfg`` (plain values: the export
     writes them into a script).
 
@@ -225,23 +296,40 @@ def trl_kwargs(cfg: GRPOConfig, output_dir: str = "trl-run", task=None, num_proc
     (16, 256, True)
     """
     if cfg.loss_type not in ("grpo", "bnpo", "dr_grpo", "dapo", "cispo"):
-        raise ValueError(f"loss_type={cfg.loss_type!r} has no TRL GRPOTrainer equivalent: use "
-                         "one of 'grpo', 'bnpo', 'dr_grpo', 'dapo', 'cispo'")
+        raise ValueError(
+            f"loss_type={cfg.loss_type!r} has no TRL GRPOTrainer equivalent: use "
+            "one of 'grpo', 'bnpo', 'dr_grpo', 'dapo', 'cispo'"
+        )
     if cfg.beta > 0 and cfg.kl_estimator != "k3":
-        raise ValueError(f"kl_estimator={cfg.kl_estimator!r}: TRL's GRPO penalty is k3 only; "
-                         "set kl_estimator='k3' (or beta=0) before exporting")
+        raise ValueError(
+            f"kl_estimator={cfg.kl_estimator!r}: TRL's GRPO penalty is k3 only; "
+            "set kl_estimator='k3' (or beta=0) before exporting"
+        )
     batch = cfg.prompts_per_step * cfg.num_generations
     if batch % num_processes:
-        raise ValueError(f"prompts_per_step x num_generations = {batch} does not split over "
-                         f"num_processes={num_processes}: choose sizes whose product it divides")
-    length = (max_completion_tokens(task, cfg.max_completion_length) if task is not None
-              else cfg.max_completion_length or 256)
+        raise ValueError(
+            f"prompts_per_step x num_generations = {batch} does not split over "
+            f"num_processes={num_processes}: choose sizes whose product it divides"
+        )
+    length = (
+        max_completion_tokens(task, cfg.max_completion_length)
+        if task is not None
+        else cfg.max_completion_length or 256
+    )
     kw = {name: getattr(cfg, name) for name in SAME_NAMES}
-    kw.update(output_dir=output_dir, max_completion_length=length,
-              per_device_train_batch_size=batch // num_processes,
-              gradient_accumulation_steps=1, steps_per_generation=1, logging_steps=1,
-              log_completions=True, save_strategy="no", report_to=[], disable_tqdm=True,
-              max_steps=cfg.max_steps * cfg.num_iterations)  # TRL counts optimizer steps
+    kw.update(
+        output_dir=output_dir,
+        max_completion_length=length,
+        per_device_train_batch_size=batch // num_processes,
+        gradient_accumulation_steps=1,
+        steps_per_generation=1,
+        logging_steps=1,
+        log_completions=True,
+        save_strategy="no",
+        report_to=[],
+        disable_tqdm=True,
+        max_steps=cfg.max_steps * cfg.num_iterations,
+    )  # TRL counts optimizer steps
     kw["temperature"] = cfg.temperature or 1e-5  # TRL samples; labkit's 0 means greedy
     # explicit: TRL's GRPOConfig defaults to checkpointing on (gradient_checkpointing=True)
     kw["activation_checkpointing"] = cfg.gradient_checkpointing
@@ -252,10 +340,12 @@ def trl_kwargs(cfg: GRPOConfig, output_dir: str = "trl-run", task=None, num_proc
 
 
 TIS_NOTE = "TRL applies TIS only when generation runs in vLLM (use_vllm=True)"
-NOTES = {"activation_checkpointing": "labkit's gradient_checkpointing",
-         "vllm_importance_sampling_correction": f"labkit's tis_cap (None: off); {TIS_NOTE}",
-         "vllm_importance_sampling_mode": "labkit's tis_mode",
-         "vllm_importance_sampling_clip_max": "labkit's tis_cap, C"}
+NOTES = {
+    "activation_checkpointing": "labkit's gradient_checkpointing",
+    "vllm_importance_sampling_correction": f"labkit's tis_cap (None: off); {TIS_NOTE}",
+    "vllm_importance_sampling_mode": "labkit's tis_mode",
+    "vllm_importance_sampling_clip_max": "labkit's tis_cap, C",
+}
 """Comments the exported script writes beside these TRL fields."""
 
 
@@ -271,6 +361,8 @@ def tis_kwargs(cfg: GRPOConfig) -> dict:
     """
     if cfg.tis_cap is None:
         return {"vllm_importance_sampling_correction": False}
-    return {"vllm_importance_sampling_correction": True,
-            "vllm_importance_sampling_mode": cfg.tis_mode,
-            "vllm_importance_sampling_clip_max": cfg.tis_cap}
+    return {
+        "vllm_importance_sampling_correction": True,
+        "vllm_importance_sampling_mode": cfg.tis_mode,
+        "vllm_importance_sampling_clip_max": cfg.tis_cap,
+    }

@@ -86,32 +86,52 @@ def env_script_text(trl_kwargs: dict, model: str, env: str, reward_funcs, max_tu
     from labkit.integrations.trl_script import config_text, reward_code
 
     code, names = reward_code(reward_funcs)
-    return ENV_SCRIPT.format(source=f"model {model}, environment {env}", reward_code=code,
-                             model=model, env=env, max_turns=max_turns,
-                             config=config_text(trl_kwargs),
-                             reward_names=", ".join(names))
+    return ENV_SCRIPT.format(
+        source=f"model {model}, environment {env}",
+        reward_code=code,
+        model=model,
+        env=env,
+        max_turns=max_turns,
+        config=config_text(trl_kwargs),
+        reward_names=", ".join(names),
+    )
 
 
 def rollout_func(env_factory, protocol, max_turns: int, tool_timeout: float = 1.0):
     """TRL's ``rollout_func(prompts, trainer) -> dict``: one labkit episode per prompt (a fresh
     ``env_factory()`` each) on ``trainer.model``, returning ``prompt_ids``, ``completion_ids``
     (the whole episode), ``logprobs`` (None: TRL recomputes pi_old) and ``env_mask``."""
+
     def run(prompts: list, trainer) -> dict:
         tok, a = trainer.processing_class, trainer.args
         texts = [p if isinstance(p, str) else p[-1]["content"] for p in prompts]
         envs = [env_factory() for _ in texts]
-        r = episodes(trainer.model, tok, texts, envs, [{"prompt": p} for p in texts], protocol,
-                     a.max_completion_length, max_turns, a.temperature, a.top_k or 0,
-                     a.top_p, tool_timeout=tool_timeout)
+        r = episodes(
+            trainer.model,
+            tok,
+            texts,
+            envs,
+            [{"prompt": p} for p in texts],
+            protocol,
+            a.max_completion_length,
+            max_turns,
+            a.temperature,
+            a.top_k or 0,
+            a.top_p,
+            tool_timeout=tool_timeout,
+        )
         n = r.lengths.tolist()
         P = r.prompt_mask.sum(-1).tolist()
-        out = {"prompt_ids": [row[len(row) - p:] for row, p in zip(r.prompt_ids.tolist(), P)],
-               "completion_ids": [row[:k] for row, k in zip(r.completion_ids.tolist(), n)],
-               "logprobs": None,
-               "env_mask": [row[:k] for row, k in zip(r.env_mask.tolist(), n)]}
+        out = {
+            "prompt_ids": [row[len(row) - p :] for row, p in zip(r.prompt_ids.tolist(), P)],
+            "completion_ids": [row[:k] for row, k in zip(r.completion_ids.tolist(), n)],
+            "logprobs": None,
+            "env_mask": [row[:k] for row, k in zip(r.env_mask.tolist(), n)],
+        }
         if callable(getattr(envs[0], "get_reward", None)):  # a column for :func:`env_reward`
             out["env_reward"] = [float(e.get_reward()) for e in envs]
         return out
+
     return run
 
 
@@ -125,15 +145,21 @@ def env_reward(completions: list[str], env_reward: list[float], **kwargs) -> lis
     return list(env_reward)
 
 
-def trl_inputs(r, advantages: torch.Tensor, old_logp: torch.Tensor,
-               ref_logp: torch.Tensor | None = None) -> dict:
+def trl_inputs(
+    r, advantages: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None = None
+) -> dict:
     """The inputs dict of TRL's ``GRPOTrainer._compute_loss`` for a labkit episode rollout
     ``r``: prompts and episodes, ``tool_mask`` = ``env_mask``, advantages, pi_old (and pi_ref)."""
-    out = {"prompt_ids": r.prompt_ids, "prompt_mask": r.prompt_mask,
-           "completion_ids": r.completion_ids, "completion_mask": r.completion_mask,
-           "tool_mask": r.env_mask, "advantages": advantages,
-           "old_per_token_logps": old_logp,
-           "num_items_in_batch": (r.completion_mask * r.env_mask).sum()}
+    out = {
+        "prompt_ids": r.prompt_ids,
+        "prompt_mask": r.prompt_mask,
+        "completion_ids": r.completion_ids,
+        "completion_mask": r.completion_mask,
+        "tool_mask": r.env_mask,
+        "advantages": advantages,
+        "old_per_token_logps": old_logp,
+        "num_items_in_batch": (r.completion_mask * r.env_mask).sum(),
+    }
     if ref_logp is not None:
         out["ref_per_token_logps"] = ref_logp
     return out

@@ -70,9 +70,13 @@ def script_text(trl_kwargs: dict, model: str, task_name: str, reward_funcs) -> s
     True
     """
     code, names = reward_code(reward_funcs)
-    return SCRIPT.format(source=f"model {model}, task {task_name}", reward_code=code,
-                         model=model, config=config_text(trl_kwargs),
-                         reward_names=", ".join(names))
+    return SCRIPT.format(
+        source=f"model {model}, task {task_name}",
+        reward_code=code,
+        model=model,
+        config=config_text(trl_kwargs),
+        reward_names=", ".join(names),
+    )
 
 
 def config_text(trl_kwargs: dict) -> str:
@@ -87,8 +91,10 @@ def config_text(trl_kwargs: dict) -> str:
     """
     from labkit.integrations.trl_bridge import NOTES
 
-    lines = [f"    {k!r}: {v!r}," + (f"  # {NOTES[k]}" if k in NOTES else "")
-             for k, v in trl_kwargs.items()]
+    lines = [
+        f"    {k!r}: {v!r}," + (f"  # {NOTES[k]}" if k in NOTES else "")
+        for k, v in trl_kwargs.items()
+    ]
     return "{\n" + "\n".join(lines) + "\n}"
 
 
@@ -105,7 +111,7 @@ def reward_code(specs) -> tuple[str, list[str]]:
     ['from labkit.rewards import exact_match', 'from labkit.rewards import length_target']
     """
     lines, names = [], []
-    for spec in ([specs] if isinstance(specs, str) or callable(specs) else specs):
+    for spec in [specs] if isinstance(specs, str) or callable(specs) else specs:
         fn = resolve_reward(spec)
         name, module = reward_name(fn), getattr(fn, "__module__", "__main__")
         if module.startswith("labkit.rewards.") and name in rewards.__all__:
@@ -116,8 +122,10 @@ def reward_code(specs) -> tuple[str, list[str]]:
             try:
                 lines.append(textwrap.dedent(inspect.getsource(fn)).rstrip())
             except (OSError, TypeError):
-                raise ValueError(f"reward {name!r}: its source cannot be read; define it in a "
-                                 ".py file and pass it as 'module:function'") from None
+                raise ValueError(
+                    f"reward {name!r}: its source cannot be read; define it in a "
+                    ".py file and pass it as 'module:function'"
+                ) from None
         names.append(name)
     return "\n\n\n".join(lines), names
 
@@ -134,8 +142,10 @@ def resolve_reward(spec):
     try:
         return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as e:
-        raise ValueError(f"reward {spec!r} cannot be imported ({e}): give 'module:function' "
-                         "with the module on the Python path") from None
+        raise ValueError(
+            f"reward {spec!r} cannot be imported ({e}): give 'module:function' "
+            "with the module on the Python path"
+        ) from None
 
 
 def resolve_model(name: str) -> str:

@@ -16,5 +16,14 @@ from labkit.models.policy import (
     tiny_policy,
 )
 
-__all__ = ["BUILTIN", "CHECKPOINTS", "add_lora", "char_tokenizer", "frozen_copy", "is_peft",
-           "load_policy", "tiny_config", "tiny_policy"]
+__all__ = [
+    "BUILTIN",
+    "CHECKPOINTS",
+    "add_lora",
+    "char_tokenizer",
+    "frozen_copy",
+    "is_peft",
+    "load_policy",
+    "tiny_config",
+    "tiny_policy",
+]

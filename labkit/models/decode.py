@@ -37,8 +37,13 @@ class HFDecoder:
 
     def __call__(self, tok: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         self.attn = torch.cat([self.attn, self.attn.new_ones(self.attn.shape[0], 1)], 1)
-        out = self.model(input_ids=tok[:, None], attention_mask=self.attn,
-                         position_ids=pos[:, None], past_key_values=self.past, use_cache=True)
+        out = self.model(
+            input_ids=tok[:, None],
+            attention_mask=self.attn,
+            position_ids=pos[:, None],
+            past_key_values=self.past,
+            use_cache=True,
+        )
         self.past = out.past_key_values
         return out.logits[:, -1]  # [B, V]
 
@@ -53,16 +58,32 @@ class LlamaDecoder:
         self.eps, self.lm_head = cfg.rms_norm_eps, model.lm_head.weight
         self.embed, self.norm = body.embed_tokens.weight, body.norm.weight
         self.inv_freq, self.scale = body.rotary_emb.inv_freq, body.rotary_emb.attention_scaling
-        self.layers = [(layer.input_layernorm.weight,
-                        torch.cat([layer.self_attn.q_proj.weight, layer.self_attn.k_proj.weight,
-                                   layer.self_attn.v_proj.weight]).T,  # [hidden, (H+2KV) D]
-                        layer.self_attn.o_proj.weight.T, layer.post_attention_layernorm.weight,
-                        torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight]).T,
-                        layer.mlp.down_proj.weight.T) for layer in body.layers]
+        self.layers = [
+            (
+                layer.input_layernorm.weight,
+                torch.cat(
+                    [
+                        layer.self_attn.q_proj.weight,
+                        layer.self_attn.k_proj.weight,
+                        layer.self_attn.v_proj.weight,
+                    ]
+                ).T,  # [hidden, (H+2KV) D]
+                layer.self_attn.o_proj.weight.T,
+                layer.post_attention_layernorm.weight,
+                torch.cat([layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight]).T,
+                layer.mlp.down_proj.weight.T,
+            )
+            for layer in body.layers
+        ]
         B, P = attn.shape
         self.S = P + max_new_tokens  # cache slots: the prompt, then one per new token
-        self.cache = [(self.embed.new_zeros(B, self.KV, self.S, self.D),  # K [B, KV, S, D]
-                       self.embed.new_zeros(B, self.KV, self.S, self.D)) for _ in self.layers]
+        self.cache = [
+            (
+                self.embed.new_zeros(B, self.KV, self.S, self.D),  # K [B, KV, S, D]
+                self.embed.new_zeros(B, self.KV, self.S, self.D),
+            )
+            for _ in self.layers
+        ]
         self.keep = torch.zeros(B, 1, 1, self.S, dtype=torch.bool, device=attn.device)
         self.keep[:, 0, 0, :P] = attn.bool()  # [B, 1, 1, S] keys a query may see
         self.n = P  # slots filled
@@ -76,8 +97,9 @@ class LlamaDecoder:
         half = self.D // 2
         return qk * cos + torch.cat([-qk[..., half:], qk[..., :half]], -1) * sin
 
-    def prefill(self, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
-                shared=None) -> torch.Tensor:
+    def prefill(
+        self, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, shared=None
+    ) -> torch.Tensor:
         """Run the left-padded prompts [B, P] into the cache, each distinct prompt once
         (``shared``: :func:`labkit.models.prefix.distinct_prompts` of them, when the caller has
         it): logits [B, V] that predict each row's first new token."""
@@ -90,10 +112,11 @@ class LlamaDecoder:
         # with no completions is the causal mask over the prompt (a padded query sees itself)
         last = len(self.layers) - 1
         for i, ((w_in, w_qkv, w_o, w_post, w_gu, w_down), (K, V)) in enumerate(
-                zip(self.layers, self.cache)):
+            zip(self.layers, self.cache)
+        ):
             h = F.rms_norm(x, (x.shape[-1],), w_in, self.eps)  # [U, P, hidden]
             qkv = (h @ w_qkv).view(U, P, H + 2 * KV, D).transpose(1, 2)  # [U, H+2KV, P, D]
-            qk, v = self._rotate(qkv[:, :H + KV], cos, sin), qkv[:, H + KV:]
+            qk, v = self._rotate(qkv[:, : H + KV], cos, sin), qkv[:, H + KV :]
             q, k = qk[:, :H], qk[:, H:]  # [U, H, P, D], [U, KV, P, D]
             K[:, :, :P], V[:, :, :P] = (k, v) if index is None else (k[index], v[index])
             if i == last:  # only the last position goes on to the LM head
@@ -110,14 +133,19 @@ class LlamaDecoder:
         x = F.embedding(tok, self.embed)  # [B, hidden]
         cos, sin = (c[:, None] for c in self._rope(pos, x.dtype))  # [B, 1, D]
         self.keep[:, 0, 0, s] = True
-        keep = self.keep[..., :s + 1]  # [B, 1, 1, s+1]
+        keep = self.keep[..., : s + 1]  # [B, 1, 1, s+1]
         for (w_in, w_qkv, w_o, w_post, w_gu, w_down), (K, V) in zip(self.layers, self.cache):
             h = F.rms_norm(x, (x.shape[-1],), w_in, self.eps)  # [B, hidden]
             q, k, v = (h @ w_qkv).view(-1, H + 2 * KV, D).split([H, KV, KV], 1)  # [B, *, D]
             qk = self._rotate(torch.cat([q, k], 1), cos, sin)  # [B, H+KV, D]: both at once
             K[:, :, s], V[:, :, s] = qk[:, H:], v  # the new key and value, in place
-            o = F.scaled_dot_product_attention(qk[:, :H, None], K[:, :, :s + 1], V[:, :, :s + 1],
-                                               attn_mask=keep, enable_gqa=KV != H)  # [B, H, 1, D]
+            o = F.scaled_dot_product_attention(
+                qk[:, :H, None],
+                K[:, :, : s + 1],
+                V[:, :, : s + 1],
+                attn_mask=keep,
+                enable_gqa=KV != H,
+            )  # [B, H, 1, D]
             x = torch.addmm(x, o.reshape(x.shape[0], -1), w_o)  # x + o W_o^T
             g, u = (F.rms_norm(x, (x.shape[-1],), w_post, self.eps) @ w_gu).chunk(2, -1)
             x = torch.addmm(x, F.silu(g) * u, w_down)  # [B, hidden]
@@ -136,9 +164,15 @@ def lean_ok(model) -> bool:
     cfg, p = model.config, next(model.parameters())
     rope = (getattr(cfg, "rope_parameters", None) or {}).get("rope_type", "default")
     autocast = torch.is_autocast_enabled(p.device.type)
-    return (rope == "default" and not cfg.attention_bias and not cfg.mlp_bias
-            and cfg.hidden_act == "silu" and getattr(cfg, "pretraining_tp", 1) == 1
-            and p.dtype in (torch.float32, torch.float64) and not autocast)
+    return (
+        rope == "default"
+        and not cfg.attention_bias
+        and not cfg.mlp_bias
+        and cfg.hidden_act == "silu"
+        and getattr(cfg, "pretraining_tp", 1) == 1
+        and p.dtype in (torch.float32, torch.float64)
+        and not autocast
+    )
 
 
 def decoder(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, max_new_tokens: int):

@@ -49,17 +49,27 @@ def _pad_rows(rows: list[list[int]], pad: int, left: bool, device):
     return ids.to(device), mask.to(device)
 
 
-def _policy_turn(model, tokenizer, eps: list[_Episode], budget: int, stop_ids: list[int],
-                 sampling: dict, dev) -> list[list[int]]:
+def _policy_turn(
+    model, tokenizer, eps: list[_Episode], budget: int, stop_ids: list[int], sampling: dict, dev
+) -> list[list[int]]:
     """Sample one turn for each episode in ``eps``: its new ids (stop token included)."""
     ids, mask = _pad_rows([e.prompt_ids + e.ids for e in eps], tokenizer.pad_token_id, True, dev)
-    new, new_mask, _ = sample(model, ids, mask, budget, tokenizer.eos_token_id,
-                              tokenizer.pad_token_id, stop_ids=stop_ids, **sampling)  # [b, t]
+    new, new_mask, _ = sample(
+        model,
+        ids,
+        mask,
+        budget,
+        tokenizer.eos_token_id,
+        tokenizer.pad_token_id,
+        stop_ids=stop_ids,
+        **sampling,
+    )  # [b, t]
     return [row[:n] for row, n in zip(new.tolist(), new_mask.sum(-1).tolist())]
 
 
-def _after_turn(e: _Episode, new: list[int], env, tokenizer, protocol, L: int,
-                tool_timeout: float) -> None:
+def _after_turn(
+    e: _Episode, new: list[int], env, tokenizer, protocol, L: int, tool_timeout: float
+) -> None:
     """Append the policy's turn, run its tool call, append the result (or end the episode)."""
     room = L - len(e.ids)
     e.add(new[:room], True)
@@ -77,16 +87,27 @@ def _after_turn(e: _Episode, new: list[int], env, tokenizer, protocol, L: int,
     if result.failure:
         e.failures.append(result.failure)
     obs = tokenizer(result.text, add_special_tokens=False)["input_ids"]
-    e.add(obs[:L - len(e.ids)], False)
+    e.add(obs[: L - len(e.ids)], False)
     if len(e.ids) >= L:  # the tool's answer filled the budget: no room left to answer
         e.done, e.cut = True, "tokens"
 
 
 @torch.no_grad()
-def episodes(model, tokenizer, prompts: list[str], envs: list, columns: list[dict], protocol,
-             max_completion_length: int, max_turns: int = 4, temperature: float = 1.0,
-             top_k: int = 0, top_p: float = 1.0, generator: torch.Generator | None = None,
-             tool_timeout: float = 1.0) -> Rollout:
+def episodes(
+    model,
+    tokenizer,
+    prompts: list[str],
+    envs: list,
+    columns: list[dict],
+    protocol,
+    max_completion_length: int,
+    max_turns: int = 4,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    generator: torch.Generator | None = None,
+    tool_timeout: float = 1.0,
+) -> Rollout:
     """Run one episode per prompt (``envs[i]`` reset with ``columns[i]``): a :class:`Rollout`
     whose completion is the whole episode, with ``env_mask``, ``turn_ends``, ``tool_calls``,
     ``tool_failures`` and ``cut`` filled.
@@ -99,8 +120,7 @@ def episodes(model, tokenizer, prompts: list[str], envs: list, columns: list[dic
     prompts = [p + (o or "") for p, o in zip(prompts, obs)]  # TRL appends reset()'s string
     eps = [_Episode(ids) for ids in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
     stop_ids = tokenizer(protocol.call_end, add_special_tokens=False)["input_ids"]
-    sampling = {"temperature": temperature, "top_k": top_k, "top_p": top_p,
-                "generator": generator}
+    sampling = {"temperature": temperature, "top_k": top_k, "top_p": top_p, "generator": generator}
     L = max_completion_length
     was_training = model.training
     model.eval()
@@ -109,8 +129,9 @@ def episodes(model, tokenizer, prompts: list[str], envs: list, columns: list[dic
         if not live:
             break
         budget = max(L - len(eps[i].ids) for i in live)
-        turns = _policy_turn(model, tokenizer, [eps[i] for i in live], budget, stop_ids,
-                             sampling, dev)
+        turns = _policy_turn(
+            model, tokenizer, [eps[i] for i in live], budget, stop_ids, sampling, dev
+        )
         for i, new in zip(live, turns):
             _after_turn(eps[i], new, envs[i], tokenizer, protocol, L, tool_timeout)
     model.train(was_training)

@@ -14,7 +14,7 @@ import torch
 
 from labkit.tasks.base import max_completion_tokens
 
-GB = 1024 ** 3
+GB = 1024**3
 
 
 def available_memory(device) -> float:
@@ -23,6 +23,7 @@ def available_memory(device) -> float:
     if device.type == "cuda":
         return float(torch.cuda.mem_get_info(device)[0])
     import psutil
+
     return float(psutil.virtual_memory().available)
 
 
@@ -30,14 +31,23 @@ def step_shape(config, task=None) -> tuple[int, int]:
     """(B sequences per forward, L tokens per sequence) of a trainer's step."""
     if hasattr(config, "num_generations") and hasattr(config, "prompts_per_step"):
         B = config.prompts_per_step * config.num_generations
-        T = (max_completion_tokens(task, config.max_completion_length) if task is not None
-             else config.max_completion_length or 64)
+        T = (
+            max_completion_tokens(task, config.max_completion_length)
+            if task is not None
+            else config.max_completion_length or 64
+        )
         return B, T + 64  # + a prompt of up to ~64 tokens
     return 2 * getattr(config, "batch_size", 1), 128  # pairs: chosen and rejected
 
 
-def estimate_memory(model, B: int, L: int, precision: str = "fp32", reference: bool = True,
-                    gradient_checkpointing: bool = False) -> dict:
+def estimate_memory(
+    model,
+    B: int,
+    L: int,
+    precision: str = "fp32",
+    reference: bool = True,
+    gradient_checkpointing: bool = False,
+) -> dict:
     """Bytes a step needs, by part: ``{"weights", "reference", "optimizer", "activations",
     "logits", "total"}``; B sequences of L tokens."""
     params = list(model.parameters())
@@ -50,29 +60,41 @@ def estimate_memory(model, B: int, L: int, precision: str = "fp32", reference: b
     per_token = 34 * H * layers * act / 2  # 34 x H bytes per layer at 16 bits
     if gradient_checkpointing:
         per_token = H * layers * act + 34 * H * act / 2  # layer inputs + one layer's worth
-    parts = {"weights": w_bytes,
-             "reference": w_bytes * n_train / max(n_all, 1) if reference else 0,
-             "optimizer": n_train * (4 + 8),  # fp32 grads + AdamW's m and v
-             "activations": B * L * per_token,
-             "logits": B * L * V * (act + 4)}  # model output + one fp32 chunk at a time
+    parts = {
+        "weights": w_bytes,
+        "reference": w_bytes * n_train / max(n_all, 1) if reference else 0,
+        "optimizer": n_train * (4 + 8),  # fp32 grads + AdamW's m and v
+        "activations": B * L * per_token,
+        "logits": B * L * V * (act + 4),
+    }  # model output + one fp32 chunk at a time
     parts["total"] = sum(parts.values())
     return parts
 
 
 def memory_report(trainer) -> str:
-    """"this config needs ~X GB; you have Y GB; try ..." for a trainer's model and config."""
+    """ "this config needs ~X GB; you have Y GB; try ..." for a trainer's model and config."""
     B, L = step_shape(trainer.config, trainer.task)
     ref = getattr(trainer, "ref_model", None) is not None
-    need = estimate_memory(trainer.model, B, L, trainer.precision, ref,
-                           getattr(trainer.config, "gradient_checkpointing", False))
+    need = estimate_memory(
+        trainer.model,
+        B,
+        L,
+        trainer.precision,
+        ref,
+        getattr(trainer.config, "gradient_checkpointing", False),
+    )
     have = available_memory(trainer.device)
-    msg = (f"this config needs ~{need['total'] / GB:.2f} GB on {trainer.device} "
-           f"(B={B} sequences x L={L} tokens, {trainer.precision}); you have "
-           f"{have / GB:.2f} GB free")
+    msg = (
+        f"this config needs ~{need['total'] / GB:.2f} GB on {trainer.device} "
+        f"(B={B} sequences x L={L} tokens, {trainer.precision}); you have "
+        f"{have / GB:.2f} GB free"
+    )
     if need["total"] > 0.9 * have:
-        msg += ("; try: fewer prompts_per_step or num_generations, a shorter "
-                "max_completion_length, LoRA (lk.add_lora: no reference copy, no full optimizer "
-                "state), precision='bf16' on a GPU, gradient_checkpointing=True")
+        msg += (
+            "; try: fewer prompts_per_step or num_generations, a shorter "
+            "max_completion_length, LoRA (lk.add_lora: no reference copy, no full optimizer "
+            "state), precision='bf16' on a GPU, gradient_checkpointing=True"
+        )
     return msg
 
 
@@ -95,8 +117,14 @@ def peak_cpu_memory(fn) -> float:
 
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         fn()
-    deltas = sorted((e.time_range.start, e.cpu_memory_usage if e.name == "[memory]"
-                     else e.self_cpu_memory_usage) for e in prof.events() if e.cpu_memory_usage)
+    deltas = sorted(
+        (
+            e.time_range.start,
+            e.cpu_memory_usage if e.name == "[memory]" else e.self_cpu_memory_usage,
+        )
+        for e in prof.events()
+        if e.cpu_memory_usage
+    )
     now = peak = 0
     for _, d in deltas:
         now += d

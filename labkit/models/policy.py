@@ -19,11 +19,13 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
-BUILTIN = {"tiny": CHECKPOINTS / "tiny-addition",
-           "tiny-babble": CHECKPOINTS / "tiny-babble",  # scripts/make_babble_checkpoint.py
-           "tiny-think": CHECKPOINTS / "tiny-think",  # scripts/make_scratchpad_checkpoint.py
-           "tiny-direct": CHECKPOINTS / "tiny-direct",
-           "tiny-tools": CHECKPOINTS / "tiny-tools"}  # scripts/make_tools_checkpoint.py
+BUILTIN = {
+    "tiny": CHECKPOINTS / "tiny-addition",
+    "tiny-babble": CHECKPOINTS / "tiny-babble",  # scripts/make_babble_checkpoint.py
+    "tiny-think": CHECKPOINTS / "tiny-think",  # scripts/make_scratchpad_checkpoint.py
+    "tiny-direct": CHECKPOINTS / "tiny-direct",
+    "tiny-tools": CHECKPOINTS / "tiny-tools",
+}  # scripts/make_tools_checkpoint.py
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]
 
 
@@ -42,17 +44,29 @@ def char_tokenizer():
     core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
     core.decoder = decoders.Fuse()
     return PreTrainedTokenizerFast(
-        tokenizer_object=core, pad_token="<pad>", bos_token="<bos>", eos_token="<eos>",
-        unk_token="<unk>", padding_side="left",
+        tokenizer_object=core,
+        pad_token="<pad>",
+        bos_token="<bos>",
+        eos_token="<eos>",
+        unk_token="<unk>",
+        padding_side="left",
     )
 
 
 def tiny_config(vocab_size: int = 99) -> LlamaConfig:
     """hidden 128, 4 layers, 4 heads, MLP 384: ~0.88 M parameters (DESIGN.md's recipe)."""
     return LlamaConfig(
-        vocab_size=vocab_size, hidden_size=128, intermediate_size=384, num_hidden_layers=4,
-        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64,
-        pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=False,
+        vocab_size=vocab_size,
+        hidden_size=128,
+        intermediate_size=384,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        tie_word_embeddings=False,
     )
 
 
@@ -79,8 +93,10 @@ def load_policy(name: str = "tiny", dtype: torch.dtype = torch.float32):
     if name in BUILTIN:
         path = BUILTIN[name]
         if not path.exists():
-            raise FileNotFoundError(f"the shipped checkpoint {path} is missing: run "
-                                    "`python scripts/make_tiny_checkpoint.py` to rebuild it")
+            raise FileNotFoundError(
+                f"the shipped checkpoint {path} is missing: run "
+                "`python scripts/make_tiny_checkpoint.py` to rebuild it"
+            )
         return _from_pretrained(str(path), dtype)
     if os.path.isdir(os.path.expanduser(str(name))):
         return _from_pretrained(os.path.expanduser(str(name)), dtype)
@@ -90,7 +106,8 @@ def load_policy(name: str = "tiny", dtype: torch.dtype = torch.float32):
         raise ValueError(
             f"unknown policy {name!r}: not a built-in name ({', '.join(sorted(BUILTIN))}, "
             f"tiny-random, smollm2-offline), not a local folder, and not loadable from the Hugging Face hub "
-            f"(offline here?). Pass 'tiny' or a folder with config.json. Cause: {e}") from None
+            f"(offline here?). Pass 'tiny' or a folder with config.json. Cause: {e}"
+        ) from None
 
 
 def _from_pretrained(path: str, dtype: torch.dtype):
@@ -114,8 +131,13 @@ def is_peft(model) -> bool:
     return hasattr(model, "disable_adapter") and hasattr(model, "peft_config")
 
 
-def add_lora(model: torch.nn.Module, r: int = 16, alpha: float = 32,
-             target_modules: str | list[str] = "all-linear", dropout: float = 0.0):
+def add_lora(
+    model: torch.nn.Module,
+    r: int = 16,
+    alpha: float = 32,
+    target_modules: str | list[str] = "all-linear",
+    dropout: float = 0.0,
+):
     """Wrap ``model`` in a peft LoRA adapter: W x + (alpha / r) B A x, with B = 0 at the start.
 
     Hu et al. 2021 (arXiv 2106.09685), eq. 3. Only A [r, d_in] and B [d_out, r] train; the base
@@ -131,11 +153,17 @@ def add_lora(model: torch.nn.Module, r: int = 16, alpha: float = 32,
 
     if r < 1:
         raise ValueError(f"r={r}: the LoRA rank must be 1 or more (8-64 is usual)")
-    config = LoraConfig(r=r, lora_alpha=alpha, target_modules=target_modules,
-                        lora_dropout=dropout, task_type="CAUSAL_LM")
+    config = LoraConfig(
+        r=r,
+        lora_alpha=alpha,
+        target_modules=target_modules,
+        lora_dropout=dropout,
+        task_type="CAUSAL_LM",
+    )
     with warnings.catch_warnings():  # peft 0.21 reads transformers 5's deprecated alias
-        warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated",
-                                FutureWarning)
+        warnings.filterwarnings(
+            "ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning
+        )
         return get_peft_model(model, config)
 
 
@@ -155,8 +183,10 @@ def enable_gradient_checkpointing(model: torch.nn.Module) -> torch.nn.Module:
     """
     base = model.get_base_model() if is_peft(model) else model
     if not getattr(base, "supports_gradient_checkpointing", False):
-        raise ValueError(f"gradient_checkpointing=True: {type(base).__name__} does not support "
-                         "it (HF's supports_gradient_checkpointing); set it to False")
+        raise ValueError(
+            f"gradient_checkpointing=True: {type(base).__name__} does not support "
+            "it (HF's supports_gradient_checkpointing); set it to False"
+        )
     kwargs = {"use_reentrant": False}
     if hasattr(base, "activation_checkpointing_enable"):
         base.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
@@ -170,6 +200,9 @@ def enable_gradient_checkpointing(model: torch.nn.Module) -> torch.nn.Module:
 def is_checkpointing(model) -> bool:
     """True when ``model`` recomputes activations now (checkpointing on and training mode)."""
     base = model.get_base_model() if is_peft(model) else model
-    name = ("is_activation_checkpointing" if hasattr(type(base), "is_activation_checkpointing")
-            else "is_gradient_checkpointing")  # transformers 5 renamed it
+    name = (
+        "is_activation_checkpointing"
+        if hasattr(type(base), "is_activation_checkpointing")
+        else "is_gradient_checkpointing"
+    )  # transformers 5 renamed it
     return bool(model.training and getattr(base, name, False))

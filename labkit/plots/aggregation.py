@@ -35,18 +35,31 @@ def token_weights_figure(lengths, loss_types=LOSS_TYPES_SHOWN, max_completion_le
     fig = make_subplots(rows=1, cols=len(W), subplot_titles=list(loss_types), shared_yaxes=True)
     for j, w in enumerate(W, start=1):
         z = w.masked_fill(mask == 0, float("nan"))  # padding left blank
-        fig.add_heatmap(z=z.numpy(), zmin=0, zmax=zmax, coloraxis="coloraxis", row=1, col=j,
-                        hovertemplate="seq %{y}, token %{x}: w = %{z:.4f}<extra></extra>")
-    fig.update_yaxes(title_text="sequence (length)", autorange="reversed", row=1, col=1,
-                     tickvals=list(range(len(mask))),
-                     ticktext=[f"{i} ({int(n)})" for i, n in enumerate(mask.sum(-1))])
+        fig.add_heatmap(
+            z=z.numpy(),
+            zmin=0,
+            zmax=zmax,
+            coloraxis="coloraxis",
+            row=1,
+            col=j,
+            hovertemplate="seq %{y}, token %{x}: w = %{z:.4f}<extra></extra>",
+        )
+    fig.update_yaxes(
+        title_text="sequence (length)",
+        autorange="reversed",
+        row=1,
+        col=1,
+        tickvals=list(range(len(mask))),
+        ticktext=[f"{i} ({int(n)})" for i, n in enumerate(mask.sum(-1))],
+    )
     fig.update_xaxes(title_text="token t")
     fig.update_layout(title="Weight of each token's loss", coloraxis={"colorscale": "Viridis"})
     return fig
 
 
-def length_bias_table(lengths, advantages, loss_types=LOSS_TYPES_SHOWN,
-                      max_completion_length=None) -> pd.DataFrame:
+def length_bias_table(
+    lengths, advantages, loss_types=LOSS_TYPES_SHOWN, max_completion_length=None
+) -> pd.DataFrame:
     """Per sequence and loss type, at ratio 1: the push on each of its tokens' log-probs,
     -dL/d log pi_t = w_t A, and on the whole sequence, sum_t w_t A.
 
@@ -68,14 +81,18 @@ def length_bias_table(lengths, advantages, loss_types=LOSS_TYPES_SHOWN,
     return pd.DataFrame(out).round(6)
 
 
-def length_bias_figure(lengths, advantages, loss_types=LOSS_TYPES_SHOWN,
-                       max_completion_length=None) -> go.Figure:
+def length_bias_figure(
+    lengths, advantages, loss_types=LOSS_TYPES_SHOWN, max_completion_length=None
+) -> go.Figure:
     """Bars of the per-token push w_t A for each sequence, one group per loss type."""
     df = length_bias_table(lengths, advantages, loss_types, max_completion_length)
     x = [f"|o|={n}, A={a:+g}" for n, a in zip(df["length"], df["advantage"])]
     fig = go.Figure()
     for lt in loss_types:
         fig.add_bar(x=x, y=df[f"per-token push {lt}"], name=lt)
-    fig.update_layout(title="Push on each token's log-prob, w_t · A (ratio 1)",
-                      yaxis_title="w_t · A", barmode="group")
+    fig.update_layout(
+        title="Push on each token's log-prob, w_t · A (ratio 1)",
+        yaxis_title="w_t · A",
+        barmode="group",
+    )
     return fig

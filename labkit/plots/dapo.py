@@ -20,13 +20,18 @@ def efficiency_figure(eff: pd.DataFrame, x: str = "samples drawn", smooth: int =
     for name, d in eff.groupby("run", sort=False):
         y = d["accuracy"].rolling(smooth, min_periods=1).mean()
         fig.add_scatter(x=d[x], y=y, mode="lines", name=name)
-    fig.update_layout(title=f"Training accuracy against {x}", xaxis_title=x,
-                      yaxis_title=f"accuracy (mean of {smooth} steps)", template="plotly_white")
+    fig.update_layout(
+        title=f"Training accuracy against {x}",
+        xaxis_title=x,
+        yaxis_title=f"accuracy (mean of {smooth} steps)",
+        template="plotly_white",
+    )
     return fig
 
 
-def table_figure(table: pd.DataFrame, columns=("held-out accuracy", "entropy (last 10%)",
-                                               "truncated (last 10%)")) -> go.Figure:
+def table_figure(
+    table: pd.DataFrame, columns=("held-out accuracy", "entropy (last 10%)", "truncated (last 10%)")
+) -> go.Figure:
     """One bar group per variant (rows of ``dapo.run``'s table), one bar per column.
 
     >>> t = pd.DataFrame({"held-out accuracy": [.3, .4], "entropy (last 10%)": [1., .5],
@@ -37,6 +42,9 @@ def table_figure(table: pd.DataFrame, columns=("held-out accuracy", "entropy (la
     fig = go.Figure()
     for col in columns:
         fig.add_bar(x=list(table.index), y=table[col], name=col)
-    fig.update_layout(title="DAPO piece by piece (each piece alone on naive GRPO)",
-                      barmode="group", template="plotly_white")
+    fig.update_layout(
+        title="DAPO piece by piece (each piece alone on naive GRPO)",
+        barmode="group",
+        template="plotly_white",
+    )
     return fig

@@ -23,10 +23,19 @@ def length_figure(runs: dict, smooth: int = 5) -> go.Figure:
         m = log.metrics
         for key, dash in (("len/incorrect", "solid"), ("len/correct", "dot")):
             y = m[key].rolling(smooth, min_periods=1).mean()
-            fig.add_scatter(x=m["step"], y=y, mode="lines", name=f"{name}: {key}",
-                            line={"dash": dash, "color": COLOURS[i % len(COLOURS)]})
-    fig.update_layout(title="Completion length (tokens) of correct and incorrect answers",
-                      xaxis_title="step", yaxis_title="tokens", template="plotly_white")
+            fig.add_scatter(
+                x=m["step"],
+                y=y,
+                mode="lines",
+                name=f"{name}: {key}",
+                line={"dash": dash, "color": COLOURS[i % len(COLOURS)]},
+            )
+    fig.update_layout(
+        title="Completion length (tokens) of correct and incorrect answers",
+        xaxis_title="step",
+        yaxis_title="tokens",
+        template="plotly_white",
+    )
     return fig
 
 
@@ -41,7 +50,11 @@ def std_bias_figure(std: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for name, d in std.groupby("run", sort=False):
         fig.add_bar(x=[f"{a:.2f}" for a in d["group accuracy"]], y=d["mean |A|"], name=name)
-    fig.update_layout(title="Advantage magnitude by group accuracy (how hard the question is)",
-                      xaxis_title="fraction of the group answered correctly",
-                      yaxis_title="mean |A|", barmode="group", template="plotly_white")
+    fig.update_layout(
+        title="Advantage magnitude by group accuracy (how hard the question is)",
+        xaxis_title="fraction of the group answered correctly",
+        yaxis_title="mean |A|",
+        barmode="group",
+        template="plotly_white",
+    )
     return fig

@@ -8,8 +8,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 
-def frontier_figure(beta: pd.DataFrame, kl: str = "kl/k3 last",
-                    reward: str = "reward last") -> go.Figure:
+def frontier_figure(
+    beta: pd.DataFrame, kl: str = "kl/k3 last", reward: str = "reward last"
+) -> go.Figure:
     """Final reward (y) against final KL(pi_theta || pi_ref) (x), one labelled point per beta,
     joined in beta order; held-out accuracy on a second trace when the table has it.
 
@@ -19,13 +20,29 @@ def frontier_figure(beta: pd.DataFrame, kl: str = "kl/k3 last",
     """
     fig = go.Figure()
     text = [f"beta {b:g}" for b in beta["beta"]]
-    fig.add_scatter(x=beta[kl], y=beta[reward], text=text, mode="lines+markers+text",
-                    textposition="top center", name=reward)
+    fig.add_scatter(
+        x=beta[kl],
+        y=beta[reward],
+        text=text,
+        mode="lines+markers+text",
+        textposition="top center",
+        name=reward,
+    )
     if "heldout acc" in beta:
-        fig.add_scatter(x=beta[kl], y=beta["heldout acc"], text=text, mode="lines+markers",
-                        name="held-out accuracy", line={"dash": "dot"})
-    fig.update_layout(xaxis_title=f"final KL to pi_ref ({kl})", yaxis_title="final reward",
-                      title="The reward-KL frontier of a beta sweep", template="plotly_white")
+        fig.add_scatter(
+            x=beta[kl],
+            y=beta["heldout acc"],
+            text=text,
+            mode="lines+markers",
+            name="held-out accuracy",
+            line={"dash": "dot"},
+        )
+    fig.update_layout(
+        xaxis_title=f"final KL to pi_ref ({kl})",
+        yaxis_title="final reward",
+        title="The reward-KL frontier of a beta sweep",
+        template="plotly_white",
+    )
     return fig
 
 
@@ -36,6 +53,7 @@ def arm_bars(table: pd.DataFrame, column: str, title: str = "") -> go.Figure:
     1
     """
     fig = go.Figure(go.Bar(x=list(table.index), y=table[column], name=column))
-    fig.update_layout(yaxis_title=column, title=title or f"{column} by arm",
-                      template="plotly_white")
+    fig.update_layout(
+        yaxis_title=column, title=title or f"{column} by arm", template="plotly_white"
+    )
     return fig

@@ -17,10 +17,19 @@ def tradeoff_figure(table: pd.DataFrame) -> go.Figure:
     """
     fig = go.Figure()
     for i, (name, r) in enumerate(table.iterrows()):
-        fig.add_scatter(x=[r["length correct"]], y=[r["accuracy"]], mode="markers+text",
-                        text=[name], textposition="top center", name=name,
-                        marker={"size": 12, "color": COLOURS[i % len(COLOURS)]})
-    fig.update_layout(title="Held-out accuracy vs length of correct answers (T = 1)",
-                      xaxis_title="characters per correct answer", yaxis_title="accuracy",
-                      template="plotly_white")
+        fig.add_scatter(
+            x=[r["length correct"]],
+            y=[r["accuracy"]],
+            mode="markers+text",
+            text=[name],
+            textposition="top center",
+            name=name,
+            marker={"size": 12, "color": COLOURS[i % len(COLOURS)]},
+        )
+    fig.update_layout(
+        title="Held-out accuracy vs length of correct answers (T = 1)",
+        xaxis_title="characters per correct answer",
+        yaxis_title="accuracy",
+        template="plotly_white",
+    )
     return fig

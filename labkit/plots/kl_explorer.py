@@ -78,39 +78,76 @@ def kl_explorer_table(setting: str, mu: float, n: int = 20_000, seed: int = 0) -
     ex = exact_moments(setting, mu)
     rows = []
     for k, vals in sample_estimators(setting, mu, n, seed).items():
-        rows.append({"estimator": k, "MC bias/KL": float(vals.mean() / ex["KL"] - 1),
-                     "exact bias/KL": ex[f"{k} bias/KL"],
-                     "MC std/KL": float(vals.std() / ex["KL"]), "exact std/KL": ex[f"{k} std/KL"]})
+        rows.append(
+            {
+                "estimator": k,
+                "MC bias/KL": float(vals.mean() / ex["KL"] - 1),
+                "exact bias/KL": ex[f"{k} bias/KL"],
+                "MC std/KL": float(vals.std() / ex["KL"]),
+                "exact std/KL": ex[f"{k} std/KL"],
+            }
+        )
     return rows
 
 
-def kl_explorer_figure(setting: str = "gaussian", mu: float = 1.0, n: int = 20_000,
-                       seed: int = 0) -> go.Figure:
+def kl_explorer_figure(
+    setting: str = "gaussian", mu: float = 1.0, n: int = 20_000, seed: int = 0
+) -> go.Figure:
     """Histograms of k1, k2, k3 over n samples (the true KL as a line) and a table of bias/KL
     and std/KL, Monte Carlo against exact. Traces: 3 histograms, then the table."""
     samples = sample_estimators(setting, mu, n, seed)
     rows = kl_explorer_table(setting, mu, n, seed)
     kl = exact_moments(setting, mu)["KL"]
-    fig = make_subplots(rows=2, cols=3, specs=[[{}, {}, {}], [{"type": "table", "colspan": 3},
-                                                              None, None]],
-                        subplot_titles=list(samples), row_heights=[0.62, 0.38],
-                        vertical_spacing=0.1)
+    fig = make_subplots(
+        rows=2,
+        cols=3,
+        specs=[[{}, {}, {}], [{"type": "table", "colspan": 3}, None, None]],
+        subplot_titles=list(samples),
+        row_heights=[0.62, 0.38],
+        vertical_spacing=0.1,
+    )
     for j, (k, vals) in enumerate(samples.items(), start=1):
         v = vals.float().numpy()
         lo, hi = float(v.min()), float(max(v.max(), kl))
-        fig.add_histogram(x=v, name=k, nbinsx=60, row=1, col=j,
-                          xbins={"start": lo, "end": hi + 1e-9, "size": (hi - lo) / 60 or 1})
-    fig.add_table(header={"values": list(rows[0])},
-                  cells={"values": [[r[c] if isinstance(r[c], str) else f"{r[c]:.4f}"
-                                     for r in rows] for c in rows[0]]}, row=2, col=1)
-    fig.update_layout(title=f"{setting}, mu = {mu:g}: KL(q||p) = {kl:.4f} (dotted line)",
-                      showlegend=False, height=520, shapes=kl_lines(kl))
+        fig.add_histogram(
+            x=v,
+            name=k,
+            nbinsx=60,
+            row=1,
+            col=j,
+            xbins={"start": lo, "end": hi + 1e-9, "size": (hi - lo) / 60 or 1},
+        )
+    fig.add_table(
+        header={"values": list(rows[0])},
+        cells={
+            "values": [
+                [r[c] if isinstance(r[c], str) else f"{r[c]:.4f}" for r in rows] for c in rows[0]
+            ]
+        },
+        row=2,
+        col=1,
+    )
+    fig.update_layout(
+        title=f"{setting}, mu = {mu:g}: KL(q||p) = {kl:.4f} (dotted line)",
+        showlegend=False,
+        height=520,
+        shapes=kl_lines(kl),
+    )
     return fig
 
 
 def kl_lines(kl: float) -> list[dict]:
     """A dotted vertical line at the true KL in each of the three histograms."""
-    return [{"type": "line", "x0": kl, "x1": kl, "xref": f"x{'' if j == 1 else j}", "y0": 0,
-             "y1": 1, "yref": f"y{'' if j == 1 else j} domain",
-             "line": {"dash": "dot", "color": "black"}} for j in (1, 2, 3)]
-
+    return [
+        {
+            "type": "line",
+            "x0": kl,
+            "x1": kl,
+            "xref": f"x{'' if j == 1 else j}",
+            "y0": 0,
+            "y1": 1,
+            "yref": f"y{'' if j == 1 else j} domain",
+            "line": {"dash": "dot", "color": "black"},
+        }
+        for j in (1, 2, 3)
+    ]

@@ -6,9 +6,12 @@ import plotly.graph_objects as go
 
 from labkit.plots.r1_zero import panels
 
-KEYS = {"rewards/mixed/mean": "mixing rate (thoughts)",
-        "rewards/language_consistency/mean": "share of steps in digits",
-        "accuracy": "accuracy", "rewards/thinks/mean": "think rate"}
+KEYS = {
+    "rewards/mixed/mean": "mixing rate (thoughts)",
+    "rewards/language_consistency/mean": "share of steps in digits",
+    "accuracy": "accuracy",
+    "rewards/thinks/mean": "think rate",
+}
 """metric key -> panel title (training batch, per step)."""
 
 

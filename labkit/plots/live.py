@@ -19,16 +19,28 @@ from labkit.plots.training import event_label
 PANELS = [
     ("reward", [("reward/mean", "reward (total)"), ("accuracy", "accuracy")]),
     ("KL to reference (per token)", [("kl/k1", "k1"), ("kl/k2", "k2"), ("kl/k3", "k3")]),
-    ("length (tokens)", [("len/mean", "len all"), ("len/correct", "len correct"),
-                         ("len/incorrect", "len incorrect")]),
-    ("why is my loss zero?", [("loss", "loss"), ("grad_norm", "grad norm"),
-                              ("adv/frac_zero_std", "zero-spread groups")]),
+    (
+        "length (tokens)",
+        [
+            ("len/mean", "len all"),
+            ("len/correct", "len correct"),
+            ("len/incorrect", "len incorrect"),
+        ],
+    ),
+    (
+        "why is my loss zero?",
+        [("loss", "loss"), ("grad_norm", "grad norm"), ("adv/frac_zero_std", "zero-spread groups")],
+    ),
     ("clip fractions", [("clip/ratio_low", "clipped low"), ("clip/ratio_high", "clipped high")]),
     ("entropy, truncation", [("entropy", "entropy"), ("len/truncated_frac", "truncated")]),
 ]
 ROWS, COLS = 2, 3
-TOOL_TRACES = [(0, "reward/per_turn", "reward per turn"), (2, "turns/mean", "turns"),
-               (5, "tools/call_rate", "tool calls"), (5, "tools/failure_rate", "tool failures")]
+TOOL_TRACES = [
+    (0, "reward/per_turn", "reward per turn"),
+    (2, "turns/mean", "turns"),
+    (5, "tools/call_rate", "tool calls"),
+    (5, "tools/failure_rate", "tool failures"),
+]
 """Multi-turn runs (``labkit.algos.multiturn``): traces shown when the log has the key."""
 
 
@@ -76,12 +88,32 @@ def event_shapes(events: list[dict]) -> tuple[list[dict], list[dict]]:
         x = e["step"] + 0.5
         for i in range(ROWS * COLS):
             ax = "" if i == 0 else str(i + 1)
-            shapes.append({"type": "line", "x0": x, "x1": x, "xref": f"x{ax}", "y0": 0, "y1": 1,
-                           "yref": f"y{ax} domain", "line": {"dash": "dot", "width": 1,
-                                                             "color": "gray"}})
-        notes.append({"x": x, "xref": "x", "y": 1, "yref": "y domain", "text": event_label(e),
-                      "showarrow": False, "textangle": -90, "xanchor": "right",
-                      "yanchor": "top", "font": {"size": 9, "color": "gray"}})
+            shapes.append(
+                {
+                    "type": "line",
+                    "x0": x,
+                    "x1": x,
+                    "xref": f"x{ax}",
+                    "y0": 0,
+                    "y1": 1,
+                    "yref": f"y{ax} domain",
+                    "line": {"dash": "dot", "width": 1, "color": "gray"},
+                }
+            )
+        notes.append(
+            {
+                "x": x,
+                "xref": "x",
+                "y": 1,
+                "yref": "y domain",
+                "text": event_label(e),
+                "showarrow": False,
+                "textangle": -90,
+                "xanchor": "right",
+                "yanchor": "top",
+                "font": {"size": 9, "color": "gray"},
+            }
+        )
     return shapes, notes
 
 
@@ -89,15 +121,31 @@ def live_figure(rows: list[dict] = (), events: list[dict] = ()) -> go.Figure:
     """The six-panel figure of the dashboard, filled with ``rows`` (metric dicts) and
     ``events`` (the run log's event rows)."""
     rows = list(rows)
-    fig = make_subplots(rows=ROWS, cols=COLS, subplot_titles=[t for t, _ in PANELS],
-                        horizontal_spacing=0.07, vertical_spacing=0.14)
+    fig = make_subplots(
+        rows=ROWS,
+        cols=COLS,
+        subplot_titles=[t for t, _ in PANELS],
+        horizontal_spacing=0.07,
+        vertical_spacing=0.14,
+    )
     for (p, _, name), (x, y) in zip(trace_keys(rows), live_series(rows)):
         dash = "dot" if p == 0 and name not in ("reward (total)", "accuracy") else None
-        fig.add_scatter(x=x, y=y, name=name, mode="lines", line={"dash": dash},
-                        row=p // COLS + 1, col=p % COLS + 1)
+        fig.add_scatter(
+            x=x,
+            y=y,
+            name=name,
+            mode="lines",
+            line={"dash": dash},
+            row=p // COLS + 1,
+            col=p % COLS + 1,
+        )
     shapes, notes = event_shapes(list(events))
-    fig.update_layout(height=600, margin={"t": 40, "b": 110, "l": 40, "r": 10},
-                      legend={"orientation": "h", "y": -0.14, "yanchor": "top"}, shapes=shapes,
-                      annotations=list(fig.layout.annotations) + notes)
+    fig.update_layout(
+        height=600,
+        margin={"t": 40, "b": 110, "l": 40, "r": 10},
+        legend={"orientation": "h", "y": -0.14, "yanchor": "top"},
+        shapes=shapes,
+        annotations=list(fig.layout.annotations) + notes,
+    )
     fig.update_xaxes(title_text="step", row=2)
     return fig

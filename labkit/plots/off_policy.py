@@ -15,10 +15,19 @@ def silenced_figure(counts: dict) -> go.Figure:
     >>> len(silenced_figure(c).data[0].x)
     7
     """
-    fig = go.Figure(go.Bar(x=list(counts), y=list(counts.values()), text=list(counts.values()),
-                           marker_color=["#999"] * 2 + ["#ef553b"] * 3 + ["#00cc96", "#636efa"]))
-    fig.update_layout(title="One batch, the mu-th update: tokens whose gradient each loss keeps",
-                      yaxis_title="tokens", template="plotly_white")
+    fig = go.Figure(
+        go.Bar(
+            x=list(counts),
+            y=list(counts.values()),
+            text=list(counts.values()),
+            marker_color=["#999"] * 2 + ["#ef553b"] * 3 + ["#00cc96", "#636efa"],
+        )
+    )
+    fig.update_layout(
+        title="One batch, the mu-th update: tokens whose gradient each loss keeps",
+        yaxis_title="tokens",
+        template="plotly_white",
+    )
     return fig
 
 
@@ -32,10 +41,13 @@ def spread_figure(summary: pd.DataFrame) -> go.Figure:
     1
     """
     lo, hi = summary["ratio/min"], summary["ratio/max"]
-    text = [f"reward {r:.3f}, drawdown {d:.3f}" for r, d in
-            zip(summary["reward (last 1/4)"], summary["drawdown"])]
-    fig = go.Figure(go.Bar(x=list(summary.index), y=hi - lo, base=lo, hovertext=text,
-                           marker_color="#636efa"))
+    text = [
+        f"reward {r:.3f}, drawdown {d:.3f}"
+        for r, d in zip(summary["reward (last 1/4)"], summary["drawdown"])
+    ]
+    fig = go.Figure(
+        go.Bar(x=list(summary.index), y=hi - lo, base=lo, hovertext=text, marker_color="#636efa")
+    )
     fig.update_yaxes(type="log", title="importance ratio: min .. max over the run")
     fig.update_layout(title="Ratio spread per objective (log scale)", template="plotly_white")
     return fig

@@ -23,12 +23,20 @@ def passk_figure(curves: pd.DataFrame) -> go.Figure:
     colours = ["#636efa", "#ef553b", "#00cc96", "#ab63fa"]
     for i, (model, d) in enumerate(curves.groupby("model", sort=False)):
         for metric, dash in STYLE.items():
-            fig.add_scatter(x=d["k"], y=d[metric], name=f"{metric}, {model}", mode="lines+markers",
-                            error_y={"type": "data", "array": d[f"{metric} se"], "thickness": 1},
-                            line={"dash": dash, "color": colours[i % len(colours)]})
+            fig.add_scatter(
+                x=d["k"],
+                y=d[metric],
+                name=f"{metric}, {model}",
+                mode="lines+markers",
+                error_y={"type": "data", "array": d[f"{metric} se"], "thickness": 1},
+                line={"dash": dash, "color": colours[i % len(colours)]},
+            )
     fig.update_xaxes(type="log", tickvals=sorted(curves["k"].unique()), title="k (samples)")
-    fig.update_layout(yaxis_title="fraction of held-out prompts", yaxis_range=[0, 1.02],
-                      title="pass@k and maj@k before and after RL")
+    fig.update_layout(
+        yaxis_title="fraction of held-out prompts",
+        yaxis_range=[0, 1.02],
+        title="pass@k and maj@k before and after RL",
+    )
     return fig
 
 
@@ -43,6 +51,10 @@ def lift_figure(lifts: pd.DataFrame) -> go.Figure:
     x = [str(k) for k in lifts.index]
     for metric in STYLE:
         fig.add_bar(x=x, y=lifts[f"{metric} lift"], name=f"{metric}: after - before")
-    fig.update_layout(xaxis_title="k", yaxis_title="lift from RL", barmode="group",
-                      title="What RL lifts: pass@1 and maj@k, not pass@k at large k")
+    fig.update_layout(
+        xaxis_title="k",
+        yaxis_title="lift from RL",
+        barmode="group",
+        title="What RL lifts: pass@1 and maj@k, not pass@k at large k",
+    )
     return fig

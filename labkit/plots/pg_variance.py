@@ -18,11 +18,18 @@ def variance_figure(table: pd.DataFrame) -> go.Figure:
     """
     fig = go.Figure()
     for setting, d in table.groupby("setting", sort=False):
-        fig.add_bar(x=d["estimator"], y=d["rel_var"], name=setting,
-                    error_y={"type": "data", "array": d["rel_var se"], "thickness": 1})
+        fig.add_bar(
+            x=d["estimator"],
+            y=d["rel_var"],
+            name=setting,
+            error_y={"type": "data", "array": d["rel_var se"], "thickness": 1},
+        )
     fig.update_yaxes(type="log", title="tr Cov / ||E g||^2 (scale-free; lower is better)")
-    fig.update_layout(barmode="group", template="plotly_white",
-                      title="Relative variance of the policy gradient at a fixed policy")
+    fig.update_layout(
+        barmode="group",
+        template="plotly_white",
+        title="Relative variance of the policy gradient at a fixed policy",
+    )
     return fig
 
 
@@ -39,6 +46,10 @@ def reward_vs_seconds(logs: dict, smooth: int = 1) -> go.Figure:
         m = log if isinstance(log, pd.DataFrame) else log.metrics
         y = m["reward/mean"].rolling(smooth, min_periods=1).mean()
         fig.add_scatter(x=m["time/step"].cumsum(), y=y, mode="lines", name=name)
-    fig.update_layout(xaxis_title="wall-clock seconds of training", yaxis_title="reward/mean",
-                      template="plotly_white", title="Reward per second of training")
+    fig.update_layout(
+        xaxis_title="wall-clock seconds of training",
+        yaxis_title="reward/mean",
+        template="plotly_white",
+        title="Reward per second of training",
+    )
     return fig

@@ -17,10 +17,18 @@ def heldout_figure(heldout: pd.DataFrame, metric: str = "accuracy") -> go.Figure
     """
     fig = go.Figure()
     for arm, d in heldout.groupby("arm", sort=False):
-        fig.add_scatter(x=d["step"], y=d[metric], name=arm, mode="lines+markers",
-                        line={"dash": "dot" if "outcome" in arm or "ORM" in arm else "solid"})
-    fig.update_layout(xaxis_title="RL step", yaxis_title=f"held-out {metric}",
-                      title=f"Outcome vs process supervision: held-out {metric}")
+        fig.add_scatter(
+            x=d["step"],
+            y=d[metric],
+            name=arm,
+            mode="lines+markers",
+            line={"dash": "dot" if "outcome" in arm or "ORM" in arm else "solid"},
+        )
+    fig.update_layout(
+        xaxis_title="RL step",
+        yaxis_title=f"held-out {metric}",
+        title=f"Outcome vs process supervision: held-out {metric}",
+    )
     return fig
 
 
@@ -33,10 +41,19 @@ def exploit_figure(runs: dict, window: int = 5) -> go.Figure:
         learned = [c for c in m.columns if c.startswith("rewards/learned_")]
         if not learned:
             continue
-        for col, dash, label in ((learned[0], "solid", "learned score"),
-                                 ("rewards/answer_match/mean", "dot", "true accuracy")):
-            fig.add_scatter(x=m["step"], y=m[col].rolling(window, min_periods=1).mean(),
-                            name=f"{name}: {label}", line={"dash": dash})
-    fig.update_layout(xaxis_title="RL step", yaxis_title="training batch mean",
-                      title="Learned reward vs what it buys (training batches)")
+        for col, dash, label in (
+            (learned[0], "solid", "learned score"),
+            ("rewards/answer_match/mean", "dot", "true accuracy"),
+        ):
+            fig.add_scatter(
+                x=m["step"],
+                y=m[col].rolling(window, min_periods=1).mean(),
+                name=f"{name}: {label}",
+                line={"dash": dash},
+            )
+    fig.update_layout(
+        xaxis_title="RL step",
+        yaxis_title="training batch mean",
+        title="Learned reward vs what it buys (training batches)",
+    )
     return fig

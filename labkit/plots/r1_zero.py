@@ -8,8 +8,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 COLOURS = ["#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a"]
-PANELS = {"accuracy": "accuracy", "rewards/well_formed/mean": "format rate",
-          "rewards/thinks/mean": "think rate", "len/mean": "length (tokens)"}
+PANELS = {
+    "accuracy": "accuracy",
+    "rewards/well_formed/mean": "format rate",
+    "rewards/thinks/mean": "think rate",
+    "len/mean": "length (tokens)",
+}
 """metric key -> panel title (training batch, per step)."""
 
 
@@ -29,9 +33,21 @@ def panels(runs: dict, keys: dict | None = None, smooth: int = 5) -> go.Figure:
             if key not in m.columns:
                 continue
             y = pd.to_numeric(m[key], errors="coerce").rolling(smooth, min_periods=1).mean()
-            fig.add_scatter(x=m["step"], y=y, mode="lines", name=name, legendgroup=name,
-                            showlegend=j == 0, line={"color": COLOURS[i % len(COLOURS)]},
-                            row=1, col=j + 1)
-    fig.update_layout(title="Training batch over steps", template="plotly_white",
-                      height=330, width=max(500, 260 * len(keys)))
+            fig.add_scatter(
+                x=m["step"],
+                y=y,
+                mode="lines",
+                name=name,
+                legendgroup=name,
+                showlegend=j == 0,
+                line={"color": COLOURS[i % len(COLOURS)]},
+                row=1,
+                col=j + 1,
+            )
+    fig.update_layout(
+        title="Training batch over steps",
+        template="plotly_white",
+        height=330,
+        width=max(500, 260 * len(keys)),
+    )
     return fig

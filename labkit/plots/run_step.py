@@ -25,8 +25,10 @@ def _step(frame: pd.DataFrame, step: int | None) -> tuple[int, pd.DataFrame]:
     step = int(frame["step"].max()) if step is None else int(step)
     rows = frame[frame["step"] == step]
     if not len(rows):
-        raise ValueError(f"step={step} is not in the run: use one of "
-                         f"{int(frame['step'].min())}..{int(frame['step'].max())}")
+        raise ValueError(
+            f"step={step} is not in the run: use one of "
+            f"{int(frame['step'].min())}..{int(frame['step'].max())}"
+        )
     return step, rows
 
 
@@ -39,16 +41,31 @@ def advantage_slider(run, max_steps_shown: int = 40, bins: int = 30) -> go.Figur
     lo, hi = (float(s["advantage"].min()), float(s["advantage"].max())) if steps else (-1, 1)
     size = max((hi - lo) / bins, 1e-3)
     for i, st in enumerate(steps):
-        fig.add_histogram(x=s.loc[s["step"] == st, "advantage"], name=f"step {st}",
-                          visible=i == len(steps) - 1,
-                          xbins={"start": lo - size / 2, "end": hi + size, "size": size})
-    slider_steps = [{"label": str(st), "method": "update",
-                     "args": [{"visible": [j == i for j in range(len(steps))]}]}
-                    for i, st in enumerate(steps)]
-    fig.update_layout(title="Advantage distribution of one step", xaxis_title="advantage",
-                      yaxis_title="completions", showlegend=False,
-                      sliders=[{"active": len(steps) - 1, "steps": slider_steps,
-                                "currentvalue": {"prefix": "step "}}] if steps else [])
+        fig.add_histogram(
+            x=s.loc[s["step"] == st, "advantage"],
+            name=f"step {st}",
+            visible=i == len(steps) - 1,
+            xbins={"start": lo - size / 2, "end": hi + size, "size": size},
+        )
+    slider_steps = [
+        {
+            "label": str(st),
+            "method": "update",
+            "args": [{"visible": [j == i for j in range(len(steps))]}],
+        }
+        for i, st in enumerate(steps)
+    ]
+    fig.update_layout(
+        title="Advantage distribution of one step",
+        xaxis_title="advantage",
+        yaxis_title="completions",
+        showlegend=False,
+        sliders=[
+            {"active": len(steps) - 1, "steps": slider_steps, "currentvalue": {"prefix": "step "}}
+        ]
+        if steps
+        else [],
+    )
     return fig
 
 
@@ -71,8 +88,9 @@ def advantage_schemes(run, step: int | None = None, groups: int = 4) -> go.Figur
     G = table.attrs["G"]
     shown = table[table["group"] < groups]
     fig = scheme_bars(shown, list(table.columns[3:]), G)
-    fig.update_layout(title=f"Step {table.attrs['step']}: the same rewards, five advantage "
-                      f"schemes (G = {G})")
+    fig.update_layout(
+        title=f"Step {table.attrs['step']}: the same rewards, five advantage schemes (G = {G})"
+    )
     return fig
 
 
@@ -81,8 +99,10 @@ def token_row(run, step: int | None = None, sample: int = 0) -> pd.Series:
     step, rows = _step(run.tokens, step)
     hit = rows[rows["sample"] == sample]
     if not len(hit):
-        raise ValueError(f"sample={sample} has no token record at step {step}: use one of "
-                         f"{sorted(rows['sample'].tolist())} (set diagnostics= in the config)")
+        raise ValueError(
+            f"sample={sample} has no token record at step {step}: use one of "
+            f"{sorted(rows['sample'].tolist())} (set diagnostics= in the config)"
+        )
     return hit.iloc[0]
 
 
@@ -100,20 +120,36 @@ def token_heatmap(run, step: int | None = None, sample: int = 0) -> go.Figure:
     T = len(r["tokens"])
     adv = r.get("advantage_t")  # PPO: GAE per token; GRPO: one advantage for every token
     adv = adv if isinstance(adv, list) else [r["advantage"]] * T
-    vals = np.array([adv if n == "advantage" else
-                     [np.nan if v is None else v for v in r[n]] for n in names], dtype=float)
+    vals = np.array(
+        [adv if n == "advantage" else [np.nan if v is None else v for v in r[n]] for n in names],
+        dtype=float,
+    )
     centre = np.where(np.array(names)[:, None] == "ratio", 1.0, 0.0)  # ratio's neutral is 1
     dev = vals - centre
     scale = np.nanmax(np.abs(dev), axis=1, keepdims=True)
     z = np.where(scale > 0, dev / np.where(scale > 0, scale, 1), 0.0)
     text = [[f"{v:.3g}" for v in row] for row in vals]
     x = [f"{t}<br>{i}" for i, t in enumerate(r["tokens"])]
-    fig = go.Figure(go.Heatmap(z=z, x=x, y=names, text=text, texttemplate="%{text}",
-                               colorscale="RdBu", zmid=0, zmin=-1, zmax=1, showscale=False,
-                               hovertemplate="%{y} at %{x}: %{text}<extra></extra>"))
-    fig.update_layout(title=f"Step {int(r['step'])}, completion {sample}: {r['prompt']}"
-                      f"{''.join(r['tokens'])}", yaxis={"autorange": "reversed"},
-                      xaxis_title="token (position)")
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=x,
+            y=names,
+            text=text,
+            texttemplate="%{text}",
+            colorscale="RdBu",
+            zmid=0,
+            zmin=-1,
+            zmax=1,
+            showscale=False,
+            hovertemplate="%{y} at %{x}: %{text}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"Step {int(r['step'])}, completion {sample}: {r['prompt']}{''.join(r['tokens'])}",
+        yaxis={"autorange": "reversed"},
+        xaxis_title="token (position)",
+    )
     return fig
 
 
@@ -125,15 +161,24 @@ def kl_tokens(run, step: int | None = None, sample: int = 0) -> go.Figure:
     fig = go.Figure()
     for k in ("k1", "k2", "k3"):
         if isinstance(r.get(k), list):
-            fig.add_scatter(x=list(range(len(r["tokens"]))), y=r[k], name=k,
-                            mode="lines+markers", text=r["tokens"])
-    fig.update_layout(title=f"Per-token KL estimates, step {int(r['step'])}, completion "
-                      f"{sample}", xaxis_title="token position", yaxis_title="nats")
+            fig.add_scatter(
+                x=list(range(len(r["tokens"]))),
+                y=r[k],
+                name=k,
+                mode="lines+markers",
+                text=r["tokens"],
+            )
+    fig.update_layout(
+        title=f"Per-token KL estimates, step {int(r['step'])}, completion {sample}",
+        xaxis_title="token position",
+        yaxis_title="nats",
+    )
     return fig
 
 
-def step_token_weights(run, step: int | None = None, n: int = 8,
-                       loss_types=LOSS_TYPES_SHOWN) -> go.Figure:
+def step_token_weights(
+    run, step: int | None = None, n: int = 8, loss_types=LOSS_TYPES_SHOWN
+) -> go.Figure:
     """Token weights w_{i,t} of each loss type for the first ``n`` completions of a step (their
     real lengths), via :func:`labkit.plots.aggregation.token_weights_figure`."""
     step, rows = _step(run.samples, step)

@@ -22,15 +22,23 @@ def compare_figure(runs: dict, metric: str, smooth: int = 1) -> go.Figure:
         x, y = _xy(m, metric, smooth)
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name))
         ev = run.events
-        for row in (ev[ev["kind"] == "fork"].to_dict("records") if "kind" in ev else []):
+        for row in ev[ev["kind"] == "fork"].to_dict("records") if "kind" in ev else []:
             at = m[m["step"] == row["step"]]
             if len(at):
-                fig.add_trace(go.Scatter(
-                    x=[row["step"]], y=[y[at.index[0]]], mode="markers",
-                    marker={"symbol": "diamond", "size": 10}, showlegend=False,
-                    hovertext=f"{name} forks: {event_label(row)}", hoverinfo="text"))
-    fig.update_layout(title=f"{metric} by run", xaxis_title="step", yaxis_title=metric,
-                      template="plotly_white")
+                fig.add_trace(
+                    go.Scatter(
+                        x=[row["step"]],
+                        y=[y[at.index[0]]],
+                        mode="markers",
+                        marker={"symbol": "diamond", "size": 10},
+                        showlegend=False,
+                        hovertext=f"{name} forks: {event_label(row)}",
+                        hoverinfo="text",
+                    )
+                )
+    fig.update_layout(
+        title=f"{metric} by run", xaxis_title="step", yaxis_title=metric, template="plotly_white"
+    )
     return fig
 
 

@@ -20,17 +20,31 @@ def search_figure(curves: pd.DataFrame, beam: list[dict] | None = None) -> go.Fi
     """
     fig = go.Figure()
     for method, d in curves.groupby("method", sort=False):
-        fig.add_scatter(x=d["tokens/prompt"], y=d["accuracy"], name=method,
-                        mode="lines+markers", text=[f"N={n}" for n in d["N"]],
-                        error_y={"type": "data", "array": d["se"], "thickness": 1},
-                        line={"dash": "dash" if "oracle" in method else "solid"})
+        fig.add_scatter(
+            x=d["tokens/prompt"],
+            y=d["accuracy"],
+            name=method,
+            mode="lines+markers",
+            text=[f"N={n}" for n in d["N"]],
+            error_y={"type": "data", "array": d["se"], "thickness": 1},
+            line={"dash": "dash" if "oracle" in method else "solid"},
+        )
     if beam:
         b = pd.DataFrame(beam)
-        fig.add_scatter(x=b["tokens/prompt"], y=b["accuracy"], name="beam search, PRM",
-                        mode="markers+text", text=[f"width {w}" for w in b["width"]],
-                        textposition="top center", marker={"size": 11, "symbol": "star"},
-                        error_y={"type": "data", "array": b["se"], "thickness": 1})
+        fig.add_scatter(
+            x=b["tokens/prompt"],
+            y=b["accuracy"],
+            name="beam search, PRM",
+            mode="markers+text",
+            text=[f"width {w}" for w in b["width"]],
+            textposition="top center",
+            marker={"size": 11, "symbol": "star"},
+            error_y={"type": "data", "array": b["se"], "thickness": 1},
+        )
     fig.update_xaxes(type="log", title="tokens sampled per prompt")
-    fig.update_layout(yaxis_title="held-out accuracy", yaxis_range=[0, 1.02],
-                      title="Test-time search: accuracy against tokens spent")
+    fig.update_layout(
+        yaxis_title="held-out accuracy",
+        yaxis_range=[0, 1.02],
+        title="Test-time search: accuracy against tokens spent",
+    )
     return fig

@@ -23,8 +23,10 @@ def writers(row) -> list[str]:
     >>> writers({"env_mask": [True, False, True], "loss_mask": [1.0, 0.0, 0.0]})
     ['policy', 'environment', 'masked']
     """
-    return ["environment" if not e else ("policy" if m > 0 else "masked")
-            for e, m in zip(row["env_mask"], row["loss_mask"])]
+    return [
+        "environment" if not e else ("policy" if m > 0 else "masked")
+        for e, m in zip(row["env_mask"], row["loss_mask"])
+    ]
 
 
 def tool_sample(run, step: int | None = None) -> int:
@@ -49,35 +51,53 @@ def episode_tokens(run, step: int | None = None, sample: int | None = None) -> g
     fig = go.Figure()
     for name, colour in WRITERS.items():
         idx = [i for i, w in enumerate(who) if w == name]
-        fig.add_bar(x=[x[i] for i in idx], y=[r["weight"][i] for i in idx], name=name,
-                    marker_color=colour,
-                    customdata=[[r["advantage"] * r["weight"][i]] for i in idx],
-                    hovertemplate="%{x}: weight %{y:.4f}, A x w %{customdata[0]:.4f}"
-                                  "<extra>" + name + "</extra>")
-    fig.update_layout(title=f"Step {int(r['step'])}, episode {sample} (A = {r['advantage']:.3f}):"
-                      f" {r['prompt']}{''.join(r['tokens'])}",
-                      xaxis={"categoryorder": "array", "categoryarray": x,
-                             "title": "token (position: text)"},
-                      yaxis_title="weight w_{i,t} in the loss", barmode="overlay")
+        fig.add_bar(
+            x=[x[i] for i in idx],
+            y=[r["weight"][i] for i in idx],
+            name=name,
+            marker_color=colour,
+            customdata=[[r["advantage"] * r["weight"][i]] for i in idx],
+            hovertemplate="%{x}: weight %{y:.4f}, A x w %{customdata[0]:.4f}"
+            "<extra>" + name + "</extra>",
+        )
+    fig.update_layout(
+        title=f"Step {int(r['step'])}, episode {sample} (A = {r['advantage']:.3f}):"
+        f" {r['prompt']}{''.join(r['tokens'])}",
+        xaxis={"categoryorder": "array", "categoryarray": x, "title": "token (position: text)"},
+        yaxis_title="weight w_{i,t} in the loss",
+        barmode="overlay",
+    )
     return fig
 
 
 def episode_table(run, step: int | None = None, sample: int | None = None) -> pd.DataFrame:
     """The per-token record of one episode: token, writer, weight, advantage x weight."""
     r = token_row(run, step, tool_sample(run, step) if sample is None else sample)
-    return pd.DataFrame({"token": r["tokens"], "writer": writers(r), "weight": r["weight"],
-                         "A x w": [r["advantage"] * w for w in r["weight"]]})
+    return pd.DataFrame(
+        {
+            "token": r["tokens"],
+            "writer": writers(r),
+            "weight": r["weight"],
+            "A x w": [r["advantage"] * w for w in r["weight"]],
+        }
+    )
 
 
 def call_rate_by_level(table: pd.DataFrame) -> go.Figure:
     """Grouped bars: tool-call rate and accuracy per level, before and after RL (rows of
     ``table`` indexed by ``(phase, level)`` with columns ``call_rate``, ``accuracy``)."""
     fig = go.Figure()
-    for (phase, col), dash in zip([(p, c) for c in ("call_rate", "accuracy")
-                                   for p in ("before", "after")], ["", "", "x", "x"]):
+    for (phase, col), dash in zip(
+        [(p, c) for c in ("call_rate", "accuracy") for p in ("before", "after")], ["", "", "x", "x"]
+    ):
         rows = table.loc[phase]
-        fig.add_bar(x=list(rows.index), y=rows[col], name=f"{col} {phase}",
-                    marker_pattern_shape=dash)
-    fig.update_layout(title="Calculator: when does the policy call the tool?",
-                      xaxis_title="difficulty", yaxis_title="fraction", barmode="group")
+        fig.add_bar(
+            x=list(rows.index), y=rows[col], name=f"{col} {phase}", marker_pattern_shape=dash
+        )
+    fig.update_layout(
+        title="Calculator: when does the policy call the tool?",
+        xaxis_title="difficulty",
+        yaxis_title="fraction",
+        barmode="group",
+    )
     return fig

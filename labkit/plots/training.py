@@ -36,9 +36,13 @@ def event_label(row: dict) -> str:
     >>> event_label({"step": 3, "kind": "update", "beta": 0.1})
     'beta=0.1'
     """
-    parts = [f"{k}={v}" for k, v in row.items()
-             if k not in ("step", "kind") and v is not None and not (isinstance(v, float)
-                                                                     and np.isnan(v))]
+    parts = [
+        f"{k}={v}"
+        for k, v in row.items()
+        if k not in ("step", "kind")
+        and v is not None
+        and not (isinstance(v, float) and np.isnan(v))
+    ]
     return ", ".join(parts) or str(row.get("kind", "event"))
 
 
@@ -47,9 +51,12 @@ def mark_events(fig: go.Figure, run, **where) -> go.Figure:
     effect between that step and the next), labelled with what changed. ``where``: row/col."""
     ev = _frame(run, "events")
     for row in ev.to_dict("records") if len(ev) else []:
-        fig.add_vline(x=row["step"] + 0.5, line={"dash": "dot", "color": EVENT_COLOR},
-                      annotation={"text": event_label(row), "textangle": -90,
-                                  "font": {"size": 9}}, **where)
+        fig.add_vline(
+            x=row["step"] + 0.5,
+            line={"dash": "dot", "color": EVENT_COLOR},
+            annotation={"text": event_label(row), "textangle": -90, "font": {"size": 9}},
+            **where,
+        )
     return fig
 
 
@@ -77,24 +84,31 @@ def reward_curve(run) -> go.Figure:
     cols["accuracy"] = {"name": "accuracy (train samples)"}
     fig = _curves(run, cols, "Reward over steps", "reward")
     if len(m) >= 10:  # one step's mean is noisy: a trailing mean shows the trend
-        fig.add_scatter(x=m["step"].to_numpy(),
-                        y=m["reward/mean"].rolling(10, min_periods=1).mean().to_numpy(),
-                        name="reward (mean of last 10 steps)", mode="lines",
-                        line={"width": 3, "color": "black"})
+        fig.add_scatter(
+            x=m["step"].to_numpy(),
+            y=m["reward/mean"].rolling(10, min_periods=1).mean().to_numpy(),
+            name="reward (mean of last 10 steps)",
+            mode="lines",
+            line={"width": 3, "color": "black"},
+        )
     return fig
 
 
 def kl_curve(run) -> go.Figure:
     """k1, k2, k3 estimates of KL(pi || pi_ref) per token, mean per step (same samples)."""
     cols = {f"kl/{k}": {"name": k} for k in ("k1", "k2", "k3")}
-    return _curves(run, cols, "KL to the reference policy (same samples, three estimators)",
-                   "nats/token")
+    return _curves(
+        run, cols, "KL to the reference policy (same samples, three estimators)", "nats/token"
+    )
 
 
 def clip_curve(run) -> go.Figure:
     """Fraction of tokens whose ratio was clipped below (A < 0), above (A > 0), either."""
-    cols = {"clip/ratio_low": {"name": "clipped low"}, "clip/ratio_high": {"name": "clipped high"},
-            "clip/region": {"name": "either", "line": {"dash": "dot"}}}
+    cols = {
+        "clip/ratio_low": {"name": "clipped low"},
+        "clip/ratio_high": {"name": "clipped high"},
+        "clip/region": {"name": "either", "line": {"dash": "dot"}},
+    }
     return _curves(run, cols, "Clip fractions", "fraction of tokens")
 
 
@@ -108,15 +122,24 @@ def length_curve(run) -> go.Figure:
     """Response length over steps: mean, correct, incorrect; truncation rate on the right axis."""
     m = _frame(run, "metrics")
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    for col, name in [("len/mean", "all"), ("len/correct", "correct"),
-                      ("len/incorrect", "incorrect")]:
+    for col, name in [
+        ("len/mean", "all"),
+        ("len/correct", "correct"),
+        ("len/incorrect", "incorrect"),
+    ]:
         if col in m:
             x, y = _xy(m, col)
             fig.add_scatter(x=x, y=y, name=name, mode="lines")
     if "len/truncated_frac" in m:
         x, y = _xy(m, "len/truncated_frac")
-        fig.add_scatter(x=x, y=y, name="truncated fraction", mode="lines",
-                        line={"dash": "dot"}, secondary_y=True)
+        fig.add_scatter(
+            x=x,
+            y=y,
+            name="truncated fraction",
+            mode="lines",
+            line={"dash": "dot"},
+            secondary_y=True,
+        )
     fig.update_layout(title="Response length over steps", xaxis_title="step")
     fig.update_yaxes(title_text="tokens", secondary_y=False)
     fig.update_yaxes(title_text="truncated", range=[0, 1], secondary_y=True)
@@ -132,15 +155,19 @@ def length_distribution(run, max_steps_shown: int = 30) -> go.Figure:
         for ok, name in ((True, "correct"), (False, "incorrect")):
             part = shown[shown["correct"] == ok]
             fig.add_box(x=part["step"], y=part["length"], name=name, boxpoints=False)
-    fig.update_layout(title="Length distribution over steps", xaxis_title="step",
-                      yaxis_title="tokens", boxmode="group")
+    fig.update_layout(
+        title="Length distribution over steps",
+        xaxis_title="step",
+        yaxis_title="tokens",
+        boxmode="group",
+    )
     return mark_events(fig, run)
 
 
 def strided_steps(s: pd.DataFrame, n: int) -> list:
     """About ``n`` of the steps of ``s``, evenly strided, the last one always among them."""
     steps = sorted(s["step"].unique()) if len(s) else []
-    return list(dict.fromkeys(steps[::max(1, len(steps) // n)] + steps[-1:]))
+    return list(dict.fromkeys(steps[:: max(1, len(steps) // n)] + steps[-1:]))
 
 
 def _strided_samples(run, n: int) -> pd.DataFrame:
@@ -157,23 +184,34 @@ def advantage_distribution(run, max_steps_shown: int = 30) -> go.Figure:
     fig = go.Figure()
     if len(shown):
         fig.add_box(x=shown["step"], y=shown["advantage"], name="advantage", boxpoints=False)
-    fig.update_layout(title="Advantage distribution per step", xaxis_title="step",
-                      yaxis_title="advantage")
+    fig.update_layout(
+        title="Advantage distribution per step", xaxis_title="step", yaxis_title="advantage"
+    )
     return mark_events(fig, run)
 
 
 def loss_zero_panel(run) -> go.Figure:
-    """"Why is my loss zero?": the loss beside the gradient norm and the fraction of groups with
+    """ "Why is my loss zero?": the loss beside the gradient norm and the fraction of groups with
     zero reward spread. All-equal rewards in a group give A = 0 for every member (DAPO's
     dynamic sampling drops such groups), so when that fraction reaches 1 the policy term and its
     gradient vanish whatever the loss type; a non-zero grad norm with a ~0 loss is normal (the
     clipped surrogate's value is ~0 at ratio 1 while its gradient is not)."""
     m = _frame(run, "metrics")
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                        subplot_titles=("loss (policy + KL)", "gradient norm",
-                                        "fraction of groups with zero reward spread"))
-    for i, (col, name) in enumerate([("loss", "loss"), ("grad_norm", "grad norm"),
-                                     ("adv/frac_zero_std", "zero-spread groups")], start=1):
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.06,
+        subplot_titles=(
+            "loss (policy + KL)",
+            "gradient norm",
+            "fraction of groups with zero reward spread",
+        ),
+    )
+    for i, (col, name) in enumerate(
+        [("loss", "loss"), ("grad_norm", "grad norm"), ("adv/frac_zero_std", "zero-spread groups")],
+        start=1,
+    ):
         if col in m:
             x, y = _xy(m, col)
             fig.add_scatter(x=x, y=y, name=name, mode="lines", row=i, col=1)

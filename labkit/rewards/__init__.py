@@ -6,5 +6,14 @@
 from labkit.rewards.builtin import REWARDS, digit_partial, exact_match, length_target
 from labkit.rewards.call import RewardError, RewardFn, call_reward, get_reward, reward_name
 
-__all__ = ["REWARDS", "RewardError", "RewardFn", "call_reward", "digit_partial", "exact_match",
-           "get_reward", "length_target", "reward_name"]
+__all__ = [
+    "REWARDS",
+    "RewardError",
+    "RewardFn",
+    "call_reward",
+    "digit_partial",
+    "exact_match",
+    "get_reward",
+    "length_target",
+    "reward_name",
+]

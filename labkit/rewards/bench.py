@@ -28,12 +28,25 @@ from labkit.rewards.call import RewardError, reward_name
 from labkit.rewards.runtime import RewardRunner
 
 HARMLESS = {"space before": " {a}", "newline after": "{a}\n", "padded": "\n  {a} \n"}
-GARBAGE = {"empty": "", "whitespace": " \n\t ", "wrong answer": "{w}",
-           "two answers": "{a} {w}", "only in think": "<think>{a}</think>", "duplicated": "{a}{a}",
-           "unclosed tag": "<answer>{a}", "huge": "{a}" + "9" * 20000}
-REPORTED = {"full-width digits": "{fw}", "superscript digits": "{sup}", "eos text": "{a}</s>",
-            "thousands comma": "{comma}", "scientific": "{sci}", "leading zero": "0{a}",
-            "minus zero": "-0"}
+GARBAGE = {
+    "empty": "",
+    "whitespace": " \n\t ",
+    "wrong answer": "{w}",
+    "two answers": "{a} {w}",
+    "only in think": "<think>{a}</think>",
+    "duplicated": "{a}{a}",
+    "unclosed tag": "<answer>{a}",
+    "huge": "{a}" + "9" * 20000,
+}
+REPORTED = {
+    "full-width digits": "{fw}",
+    "superscript digits": "{sup}",
+    "eos text": "{a}</s>",
+    "thousands comma": "{comma}",
+    "scientific": "{sci}",
+    "leading zero": "0{a}",
+    "minus zero": "-0",
+}
 
 
 @dataclass
@@ -61,9 +74,14 @@ class BenchResult:
 
 def _forms(a: str, w: str) -> dict:
     n = int(a)
-    return {"a": a, "w": w, "fw": a.translate(str.maketrans("0123456789", "０１２３４５６７８９")),
-            "sup": a.translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")),
-            "comma": f"{n * 1000:,}", "sci": f"{n}e0"}
+    return {
+        "a": a,
+        "w": w,
+        "fw": a.translate(str.maketrans("0123456789", "０１２３４５６７８９")),
+        "sup": a.translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")),
+        "comma": f"{n * 1000:,}",
+        "sci": f"{n}e0",
+    }
 
 
 def adversarial_cases(task="addition", n_examples: int = 3, seed: int = 0) -> list[dict]:
@@ -83,14 +101,27 @@ def adversarial_cases(task="addition", n_examples: int = 3, seed: int = 0) -> li
         a, w = str(ex.answer), str(int(ex.answer) + 1)
         f = _forms(a, w)
         out.append({"case": "gold", "kind": "gold", "completion": a, "columns": cols})
-        for kind, table in (("harmless", HARMLESS), ("garbage", GARBAGE),
-                            ("reported", REPORTED)):
-            out += [{"case": k, "kind": kind, "completion": t.format(**f), "columns": cols}
-                    for k, t in table.items()]
-        out.append({"case": "gold does not parse", "kind": "reported", "completion": a,
-                    "columns": {**cols, "answer": ["n/a"]}})
-        out.append({"case": "missing column", "kind": "column", "completion": a,
-                    "columns": {"prompts": cols["prompts"]}})
+        for kind, table in (("harmless", HARMLESS), ("garbage", GARBAGE), ("reported", REPORTED)):
+            out += [
+                {"case": k, "kind": kind, "completion": t.format(**f), "columns": cols}
+                for k, t in table.items()
+            ]
+        out.append(
+            {
+                "case": "gold does not parse",
+                "kind": "reported",
+                "completion": a,
+                "columns": {**cols, "answer": ["n/a"]},
+            }
+        )
+        out.append(
+            {
+                "case": "missing column",
+                "kind": "column",
+                "completion": a,
+                "columns": {"prompts": cols["prompts"]},
+            }
+        )
     return out
 
 
@@ -110,8 +141,15 @@ def _flag(kind: str, value, gold, error: str, latency: float, slow: float) -> st
     return ""
 
 
-def reward_bench(fn, task="addition", cases: list[dict] | None = None, n_examples: int = 3,
-                 timeout: float = 5.0, slow: float = 0.1, seed: int = 0) -> BenchResult:
+def reward_bench(
+    fn,
+    task="addition",
+    cases: list[dict] | None = None,
+    n_examples: int = 3,
+    timeout: float = 5.0,
+    slow: float = 0.1,
+    seed: int = 0,
+) -> BenchResult:
     """``fn`` on :func:`adversarial_cases` plus ``cases`` (dicts with ``completion``, ``kind``
     and optionally ``case`` and ``columns``); one row per case, flagged as the module says.
 
@@ -121,8 +159,10 @@ def reward_bench(fn, task="addition", cases: list[dict] | None = None, n_example
     """
     suite = adversarial_cases(task, n_examples, seed)
     default_cols = suite[0]["columns"]
-    suite += [{"case": c.get("case", "user case"), "columns": c.get("columns", default_cols),
-               **c} for c in (cases or [])]
+    suite += [
+        {"case": c.get("case", "user case"), "columns": c.get("columns", default_cols), **c}
+        for c in (cases or [])
+    ]
     runner = RewardRunner(timeout=timeout, on_error="raise")
     rows, gold = [], None
     try:
@@ -136,11 +176,18 @@ def reward_bench(fn, task="addition", cases: list[dict] | None = None, n_example
             value = None if value is None or math.isnan(value) else value  # None: NaN
             if c["kind"] == "gold":
                 gold = value
-            rows.append({"case": c["case"], "kind": c["kind"],
-                         "completion": c["completion"][:40], "reward": value,
-                         "gold reward": gold, "latency_ms": round(1e3 * latency, 3),
-                         "flag": _flag(c["kind"], value, gold, error, latency, slow),
-                         "error": error[:160]})
+            rows.append(
+                {
+                    "case": c["case"],
+                    "kind": c["kind"],
+                    "completion": c["completion"][:40],
+                    "reward": value,
+                    "gold reward": gold,
+                    "latency_ms": round(1e3 * latency, 3),
+                    "flag": _flag(c["kind"], value, gold, error, latency, slow),
+                    "error": error[:160],
+                }
+            )
     finally:
         runner.close()
     return BenchResult(reward_name(fn), pd.DataFrame(rows))
@@ -175,6 +222,11 @@ def slow_exact(completions, answer, **kwargs):
     return [float(c.strip() == str(a)) for c, a in zip(completions, answer)]
 
 
-BUGGY = {strict_equal: "variant not rewarded", contains_answer: "garbage rewarded",
-         int_cast: "crash", yes_no: "non-number", slow_exact: "slow"}
+BUGGY = {
+    strict_equal: "variant not rewarded",
+    contains_answer: "garbage rewarded",
+    int_cast: "crash",
+    yes_no: "non-number",
+    slow_exact: "slow",
+}
 """Each buggy reference and the flag the bench must give it."""

@@ -76,8 +76,10 @@ def leading_match(completions: list[str], answer: list[str], **kwargs) -> list[f
     return [float(leading_int(c) == int(a)) for c, a in zip(completions, answer)]
 
 
-REWARDS = {"exact_match": exact_match, "digit_partial": digit_partial,
-           "length_target": length_target, "leading_match": leading_match,
-           **REASONING_REWARDS}  # answer_match, think_format, language_consistency
-
-
+REWARDS = {
+    "exact_match": exact_match,
+    "digit_partial": digit_partial,
+    "length_target": length_target,
+    "leading_match": leading_match,
+    **REASONING_REWARDS,
+}  # answer_match, think_format, language_consistency

@@ -25,8 +25,10 @@ def get_reward(fn: RewardFn | str) -> RewardFn:
     if callable(fn):
         return fn
     if fn not in REWARDS:
-        raise ValueError(f"unknown reward {fn!r}: pass a function "
-                         f"fn(completions, **columns) -> list[float] or one of {sorted(REWARDS)}")
+        raise ValueError(
+            f"unknown reward {fn!r}: pass a function "
+            f"fn(completions, **columns) -> list[float] or one of {sorted(REWARDS)}"
+        )
     return REWARDS[fn]
 
 
@@ -44,8 +46,10 @@ def call_reward(fn: RewardFn, completions: Sequence[str], columns: dict) -> list
     try:
         values = fn(list(completions), **columns)
     except Exception as e:  # a user's code: report it, never crash the run log
-        raise RewardError(f"reward function {name!r} raised {type(e).__name__}: {e}. "
-                          "Fix the function; the run log so far is kept.") from e
+        raise RewardError(
+            f"reward function {name!r} raised {type(e).__name__}: {e}. "
+            "Fix the function; the run log so far is kept."
+        ) from e
     return check_values(name, values, completions)
 
 
@@ -59,22 +63,30 @@ def check_values(name: str, values, completions: Sequence[str]) -> list[float]:
     try:
         values = list(values)
     except TypeError:
-        raise RewardError(f"reward function {name!r} returned {type(values).__name__}, not a "
-                          "list: return one number (or None) per completion") from None
+        raise RewardError(
+            f"reward function {name!r} returned {type(values).__name__}, not a "
+            "list: return one number (or None) per completion"
+        ) from None
     if len(values) != len(completions):
-        raise RewardError(f"reward function {name!r} returned {len(values)} values for "
-                          f"{len(completions)} completions: return one number (or None) per "
-                          "completion")
+        raise RewardError(
+            f"reward function {name!r} returned {len(values)} values for "
+            f"{len(completions)} completions: return one number (or None) per "
+            "completion"
+        )
     out = []
     for i, v in enumerate(values):
         if v is None:
             out.append(math.nan)
             continue
         if not isinstance(v, (int, float)) and not hasattr(v, "__float__"):  # bools count as 0/1
-            raise RewardError(f"reward function {name!r} returned {v!r} "
-                              f"({type(v).__name__}) for completion {i}: return a float or None")
+            raise RewardError(
+                f"reward function {name!r} returned {v!r} "
+                f"({type(v).__name__}) for completion {i}: return a float or None"
+            )
         if not math.isfinite(float(v)):
-            raise RewardError(f"reward function {name!r} returned {float(v)} for completion {i}"
-                              f" ({completions[i]!r}): return a finite float, or None to skip")
+            raise RewardError(
+                f"reward function {name!r} returned {float(v)} for completion {i}"
+                f" ({completions[i]!r}): return a finite float, or None to skip"
+            )
         out.append(float(v))
     return out

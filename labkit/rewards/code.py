@@ -35,7 +35,7 @@ from dataclasses import dataclass
 STATUSES = ("passed", "failed", "timeout", "memory", "killed")
 """What one run of a completion's code can end as."""
 
-_PRELUDE = r'''
+_PRELUDE = r"""
 import os as _os, sys as _sys
 _ROOT = _os.path.realpath(_os.getcwd())
 def _guard(event, args):
@@ -50,7 +50,7 @@ def _guard(event, args):
                 raise PermissionError(f"writing {path} is not allowed: only inside {_ROOT}")
 _sys.addaudithook(_guard)
 del _guard
-'''
+"""
 
 
 @dataclass
@@ -72,7 +72,7 @@ def extract_code(completion: str) -> str:
     return blocks[-1] if blocks else completion
 
 
-_LAUNCHER = r'''
+_LAUNCHER = r"""
 import ctypes, os, resource, sys
 cpu, mb, fmb, procs = (int(a) for a in sys.argv[1:5])
 M = 1024 * 1024
@@ -88,7 +88,7 @@ if os.geteuid() == 0:
     os.setuid(65534)
 resource.setrlimit(resource.RLIMIT_NPROC, (procs, procs))
 os.execv(sys.executable, [sys.executable, "-I", "-S", "main.py"])
-'''
+"""
 """Run first, as its own interpreter: the limits, then (as root) a new empty network namespace
 and the ``nobody`` user, then exec the code. ``RLIMIT_NPROC`` is set after ``setuid``, which
 checks that limit itself; the kernel ignores it for root, hence ``nobody``. (A launcher, not
@@ -109,15 +109,28 @@ def interpreter() -> str:
     code needs only the standard library)."""
     if os.geteuid() != 0:
         return sys.executable
-    for path in (sys.executable, sys._base_executable, shutil.which("python3", path="/usr/bin:/bin")):
+    for path in (
+        sys.executable,
+        sys._base_executable,
+        shutil.which("python3", path="/usr/bin:/bin"),
+    ):
         if path and _world_executable(path):
             return path
-    raise RuntimeError("the code sandbox drops root to the nobody user, who can run no Python "
-                       "here: install a system python3 (apt-get install python3)")
+    raise RuntimeError(
+        "the code sandbox drops root to the nobody user, who can run no Python "
+        "here: install a system python3 (apt-get install python3)"
+    )
 
 
-def run_code(code: str, tests: str = "", cpu_seconds: int = 2, wall_seconds: float = 5.0,
-             memory_mb: int = 256, file_mb: int = 1, max_procs: int = 4) -> CodeResult:
+def run_code(
+    code: str,
+    tests: str = "",
+    cpu_seconds: int = 2,
+    wall_seconds: float = 5.0,
+    memory_mb: int = 256,
+    file_mb: int = 1,
+    max_procs: int = 4,
+) -> CodeResult:
     """Run ``code`` then ``tests`` in a sandboxed interpreter (see the module docstring).
 
     >>> run_code("def add(a, b):\\n    return a + b", "assert add(2, 3) == 5").status
@@ -134,9 +147,15 @@ def run_code(code: str, tests: str = "", cpu_seconds: int = 2, wall_seconds: flo
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TMPDIR": tmp, "PYTHONHASHSEED": "0"}
         t0 = time.perf_counter()
         limits = [str(x) for x in (cpu_seconds, memory_mb, file_mb, max_procs)]
-        p = subprocess.Popen([interpreter(), "-I", "-S", "-c", _LAUNCHER, *limits], cwd=tmp,
-                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, start_new_session=True)
+        p = subprocess.Popen(
+            [interpreter(), "-I", "-S", "-c", _LAUNCHER, *limits],
+            cwd=tmp,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
             _, err = p.communicate(timeout=wall_seconds)
         except subprocess.TimeoutExpired:
@@ -187,10 +206,15 @@ def code_reward(name: str = "code_tests", **limits):
     >>> fn.last_report["passed"], fn.last_results[1].detail
     (0.5, 'AssertionError')
     """
+
     def reward(completions: list[str], tests: list[str], **kwargs) -> list[float]:
         with ThreadPoolExecutor(max_workers=2) as ex:  # waiting on subprocesses: threads do
-            results = list(ex.map(lambda ct: run_code(extract_code(ct[0]), ct[1], **limits),
-                                  zip(completions, tests)))
+            results = list(
+                ex.map(
+                    lambda ct: run_code(extract_code(ct[0]), ct[1], **limits),
+                    zip(completions, tests),
+                )
+            )
         n = max(len(results), 1)
         reward.last_results = results
         reward.last_report = {s: sum(r.status == s for r in results) / n for s in STATUSES}

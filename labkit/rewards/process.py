@@ -67,7 +67,7 @@ def step_tensors(completions: list[str], prompts: list[str], T: int, device=None
     labels = torch.zeros(len(per), K)  # [B, K]
     valid = torch.zeros(len(per), K, dtype=torch.bool)  # [B, K]
     for i, s in enumerate(per):
-        ends[i, :len(s)] = torch.tensor([min(p.end, T - 1) for p in s])
-        labels[i, :len(s)] = torch.tensor([float(p.label) for p in s])
-        valid[i, :len(s)] = True
+        ends[i, : len(s)] = torch.tensor([min(p.end, T - 1) for p in s])
+        labels[i, : len(s)] = torch.tensor([float(p.label) for p in s])
+        valid[i, : len(s)] = True
     return ends.to(device), labels.to(device), valid.to(device)

@@ -45,8 +45,9 @@ def think_format(completions: list[str], **kwargs) -> list[float]:
     return out
 
 
-def language_consistency(completions: list[str], target: str = "digits",
-                         **kwargs) -> list[float | None]:
+def language_consistency(
+    completions: list[str], target: str = "digits", **kwargs
+) -> list[float | None]:
     """R1's language-consistency reward: the fraction of the thought's steps written in the
     ``target`` notation; None (not applicable) for a completion without a thought.
 
@@ -62,8 +63,9 @@ def language_consistency(completions: list[str], target: str = "digits",
     return out
 
 
-def kimi_length(completions: list[str], answer: list[str], prompts: list[str] | None = None,
-                **kwargs) -> list[float]:
+def kimi_length(
+    completions: list[str], answer: list[str], prompts: list[str] | None = None, **kwargs
+) -> list[float]:
     """Kimi k1.5's length reward (arXiv 2501.12599, sec. 2.3.3), within each group of
     completions sharing a prompt in this call:
         lambda_i = 0.5 - (len_i - min_len) / (max_len - min_len)
@@ -94,5 +96,9 @@ def kimi_length(completions: list[str], answer: list[str], prompts: list[str] | 
     return out
 
 
-REASONING_REWARDS = {"answer_match": answer_match, "think_format": think_format,
-                     "language_consistency": language_consistency, "kimi_length": kimi_length}
+REASONING_REWARDS = {
+    "answer_match": answer_match,
+    "think_format": think_format,
+    "language_consistency": language_consistency,
+    "kimi_length": kimi_length,
+}

@@ -90,8 +90,10 @@ class RewardResult:
 
 
 def _slice(columns: dict, lo: int, hi: int, n: int) -> dict:
-    return {k: (v[lo:hi] if isinstance(v, (list, tuple)) and len(v) == n else v)
-            for k, v in columns.items()}
+    return {
+        k: (v[lo:hi] if isinstance(v, (list, tuple)) and len(v) == n else v)
+        for k, v in columns.items()
+    }
 
 
 class RewardRunner:
@@ -103,8 +105,9 @@ class RewardRunner:
     >>> runner.close()
     """
 
-    def __init__(self, timeout: float = 30.0, mode: str = "auto", workers: int = 1,
-                 on_error: str = "raise"):
+    def __init__(
+        self, timeout: float = 30.0, mode: str = "auto", workers: int = 1, on_error: str = "raise"
+    ):
         choose("reward_runtime", mode, REWARD_RUNTIMES)
         choose("reward_errors", on_error, REWARD_ERRORS)
         if not timeout > 0:
@@ -161,9 +164,11 @@ class RewardRunner:
         except TimeoutError:  # asyncio.wait_for's; the coroutine was cancelled
             raise self._timeout_error(fn, completions, None) from None
         except Exception as e:  # the user's code: one readable error
-            raise RewardError(f"reward function {reward_name(fn)!r} raised "
-                              f"{type(e).__name__}: {e}. Fix the function; the run log so far "
-                              "is kept.") from e
+            raise RewardError(
+                f"reward function {reward_name(fn)!r} raised "
+                f"{type(e).__name__}: {e}. Fix the function; the run log so far "
+                "is kept."
+            ) from e
         return check_values(reward_name(fn), values, completions)
 
     # -- worker processes ------------------------------------------------------------------
@@ -174,17 +179,23 @@ class RewardRunner:
         if entry is None or entry[0] is not fn:
             methods = multiprocessing.get_all_start_methods()
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            pool = ProcessPool(self.workers, initializer=_install, initargs=(id(fn), fn),
-                               context=ctx)
+            pool = ProcessPool(
+                self.workers, initializer=_install, initargs=(id(fn), fn), context=ctx
+            )
             entry = self._pools[id(fn)] = (fn, pool)
         return entry[1]
 
     def _call_process(self, fn, completions, columns):
         pool, n = self._pool(fn), len(completions)
         k = max(1, math.ceil(n / self.workers))
-        futures = [pool.schedule(_run_installed, (id(fn), completions[lo:lo + k],
-                                                  _slice(columns, lo, lo + k, n)),
-                                 timeout=self.timeout) for lo in range(0, max(n, 1), k)]
+        futures = [
+            pool.schedule(
+                _run_installed,
+                (id(fn), completions[lo : lo + k], _slice(columns, lo, lo + k, n)),
+                timeout=self.timeout,
+            )
+            for lo in range(0, max(n, 1), k)
+        ]
         out = []
         for f in futures:
             try:
@@ -192,14 +203,17 @@ class RewardRunner:
             except cf.TimeoutError:
                 for g in futures:
                     g.cancel()
-                raise self._timeout_error(fn, completions, self._locate(fn, completions,
-                                                                        columns)) from None
+                raise self._timeout_error(
+                    fn, completions, self._locate(fn, completions, columns)
+                ) from None
             except RewardError:
                 raise
             except Exception as e:  # noqa: BLE001 - a worker that died (segfault, os._exit)
-                raise RewardError(f"reward function {reward_name(fn)!r}: its worker process "
-                                  f"failed ({type(e).__name__}: {e}); a new one is started "
-                                  "for the next call") from None
+                raise RewardError(
+                    f"reward function {reward_name(fn)!r}: its worker process "
+                    f"failed ({type(e).__name__}: {e}); a new one is started "
+                    "for the next call"
+                ) from None
         return out
 
     def _locate(self, fn, completions, columns) -> int | None:
@@ -209,8 +223,11 @@ class RewardRunner:
             left = end - time.monotonic()
             if left <= 0:
                 return None
-            f = pool.schedule(_run_installed, (id(fn), completions[i:i + 1],
-                                               _slice(columns, i, i + 1, n)), timeout=left)
+            f = pool.schedule(
+                _run_installed,
+                (id(fn), completions[i : i + 1], _slice(columns, i, i + 1, n)),
+                timeout=left,
+            )
             try:
                 f.result()
             except cf.TimeoutError:
@@ -220,12 +237,17 @@ class RewardRunner:
         return None
 
     def _timeout_error(self, fn, completions, i: int | None) -> RewardError:
-        where = (f"completion {i} ({completions[i][:80]!r}) hangs on its own"
-                 if i is not None else "no single completion was found to hang alone")
-        return RewardError(f"reward function {reward_name(fn)!r} did not finish within "
-                           f"{self.timeout:g} s on {len(completions)} completions; {where}. "
-                           "Its worker was stopped. Fix the function (an endless loop, a "
-                           "blocking call, a regex that backtracks?) or raise reward_timeout.")
+        where = (
+            f"completion {i} ({completions[i][:80]!r}) hangs on its own"
+            if i is not None
+            else "no single completion was found to hang alone"
+        )
+        return RewardError(
+            f"reward function {reward_name(fn)!r} did not finish within "
+            f"{self.timeout:g} s on {len(completions)} completions; {where}. "
+            "Its worker was stopped. Fix the function (an endless loop, a "
+            "blocking call, a regex that backtracks?) or raise reward_timeout."
+        )
 
     def guard(self, fn):
         """``fn`` through this runner, in TRL's signature: pass it to TRL's ``GRPOTrainer``
@@ -237,6 +259,7 @@ class RewardRunner:
         ...
         labkit.rewards.call.RewardError: reward function '<lambda>' did not finish within 0.5 s on 1 completions; completion 0 ('a') hangs on its own. Its worker was stopped. Fix the function (an endless loop, a blocking call, a regex that backtracks?) or raise reward_timeout.
         """
+
         def reward(completions, **columns):
             return self(fn, completions, columns).values
 

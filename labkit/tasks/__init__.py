@@ -21,9 +21,13 @@ from labkit.tasks.prompts import ShortPrompts
 from labkit.tasks.ramble import AdditionRamble
 from labkit.tasks.scratchpad import Scratchpad
 
-TASKS = {"addition": Addition, "short_prompts": ShortPrompts,
-         "addition_ramble": AdditionRamble, "gsm8k": gsm8k,
-         "scratchpad": Scratchpad}
+TASKS = {
+    "addition": Addition,
+    "short_prompts": ShortPrompts,
+    "addition_ramble": AdditionRamble,
+    "gsm8k": gsm8k,
+    "scratchpad": Scratchpad,
+}
 
 
 def get_task(name: str = "addition", **kwargs) -> Task:
@@ -39,9 +43,11 @@ def get_task(name: str = "addition", **kwargs) -> Task:
         base, weight = name.rsplit("+", 1)
         return PassRateSampler(get_task(base), weight=weight, **kwargs)
     if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}: choose one of {sorted(TASKS)} (or "
-                         "'<task>+<weight>' for a PassRateSampler) or pass a labkit.tasks.Task "
-                         "instance")
+        raise ValueError(
+            f"unknown task {name!r}: choose one of {sorted(TASKS)} (or "
+            "'<task>+<weight>' for a PassRateSampler) or pass a labkit.tasks.Task "
+            "instance"
+        )
     return TASKS[name](**kwargs)
 
 
@@ -57,5 +63,17 @@ def saved_task(meta: dict):
     return get_task(meta["task"], **kwargs) if kwargs else meta.get("task")
 
 
-__all__ = ["TASKS", "Addition", "AdditionRamble", "DatasetTask", "PassRateSampler", "Scratchpad", "Task", "from_dataset", "get_task",
-           "gsm8k", "max_completion_tokens", "saved_task"]
+__all__ = [
+    "TASKS",
+    "Addition",
+    "AdditionRamble",
+    "DatasetTask",
+    "PassRateSampler",
+    "Scratchpad",
+    "Task",
+    "from_dataset",
+    "get_task",
+    "gsm8k",
+    "max_completion_tokens",
+    "saved_task",
+]

@@ -68,6 +68,8 @@ def max_completion_tokens(task: Task, max_completion_length: int | None = None) 
         chars = getattr(task, field, None)
         if chars is not None:
             return chars + 1
-    raise ValueError(f"task {getattr(task, 'name', task)!r} gives no completion length (neither "
-                     "max_answer_chars nor max_completion_chars): pass max_completion_length="
-                     "<tokens per completion>, or give the task one of those properties")
+    raise ValueError(
+        f"task {getattr(task, 'name', task)!r} gives no completion length (neither "
+        "max_answer_chars nor max_completion_chars): pass max_completion_length="
+        "<tokens per completion>, or give the task one of those properties"
+    )

@@ -75,9 +75,11 @@ class PassRateSampler(Task):
     def load_state_dict(self, state: dict) -> None:
         """Restore the counts of :meth:`state_dict`; refuses counts of another pool."""
         if set(state["seen"]) != set(self.seen):
-            raise ValueError(f"task {self.name!r}: the saved pass-rate counts are for another "
-                             "prompt pool; rebuild the sampler with the run's pool and seed "
-                             "(task_kwargs in its config.json)")
+            raise ValueError(
+                f"task {self.name!r}: the saved pass-rate counts are for another "
+                "prompt pool; rebuild the sampler with the run's pool and seed "
+                "(task_kwargs in its config.json)"
+            )
         self.seen, self.right = dict(state["seen"]), dict(state["right"])
 
     def pass_rate(self, e: Example) -> float:

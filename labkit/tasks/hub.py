@@ -14,8 +14,7 @@ import random
 
 from labkit.tasks.base import Example, Task
 
-BOXED = ("{question}\nPlease reason step by step, and put your final answer within "
-         "\\boxed{{}}.")
+BOXED = "{question}\nPlease reason step by step, and put your final answer within \\boxed{{}}."
 """The prompt template of the R1/Qwen math recipes (the final answer in \\boxed{})."""
 LOCAL_FORMATS = {".json": "json", ".jsonl": "json", ".csv": "csv", ".parquet": "parquet"}
 
@@ -34,11 +33,15 @@ def _load(data, split: str):
     if isinstance(data, list):
         return data
     import datasets
+
     if isinstance(data, (str, pathlib.Path)):
         path = pathlib.Path(data)
         if path.suffix in LOCAL_FORMATS:
-            return list(datasets.load_dataset(LOCAL_FORMATS[path.suffix], data_files=str(path),
-                                              split="train"))
+            return list(
+                datasets.load_dataset(
+                    LOCAL_FORMATS[path.suffix], data_files=str(path), split="train"
+                )
+            )
         name, _, config = str(data).partition(":")  # "openai/gsm8k:main"
         data = datasets.load_dataset(name, config or None)
     if isinstance(data, datasets.DatasetDict):
@@ -51,8 +54,13 @@ def _load(data, split: str):
 class DatasetTask(Task):
     """A verifiable task over a dataset's (prompt, answer) columns; see :func:`from_dataset`."""
 
-    def __init__(self, train: list[Example], heldout: list[Example], name: str,
-                 max_completion_tokens: int = 256):
+    def __init__(
+        self,
+        train: list[Example],
+        heldout: list[Example],
+        name: str,
+        max_completion_tokens: int = 256,
+    ):
         if not train:
             raise ValueError(f"task {name!r} has no training examples: check the file/split")
         self.train, self.heldout, self.name = train, heldout, name
@@ -68,8 +76,9 @@ class DatasetTask(Task):
         try:
             from math_verify import parse, verify
         except ImportError as e:  # a clear message instead of a bare ImportError
-            raise ImportError("answers are checked with math-verify: pip install "
-                              "math-verify==0.9.0") from e
+            raise ImportError(
+                "answers are checked with math-verify: pip install math-verify==0.9.0"
+            ) from e
         gold = parse(answer)
         return bool(gold) and bool(verify(gold, parse(completion)))
 
@@ -78,11 +87,20 @@ class DatasetTask(Task):
         return [float(self.verify(c, a)) for c, a in zip(completions, answer)]
 
 
-def from_dataset(data, prompt: str = "question", answer: str = "answer",
-                 train_split: str = "train", heldout_split: str | None = "test",
-                 template: str = "{question}", answer_fn=None, name: str = "dataset",
-                 heldout_fraction: float = 0.1, seed: int = 0, limit: int | None = None,
-                 max_completion_tokens: int = 256) -> DatasetTask:
+def from_dataset(
+    data,
+    prompt: str = "question",
+    answer: str = "answer",
+    train_split: str = "train",
+    heldout_split: str | None = "test",
+    template: str = "{question}",
+    answer_fn=None,
+    name: str = "dataset",
+    heldout_fraction: float = 0.1,
+    seed: int = 0,
+    limit: int | None = None,
+    max_completion_tokens: int = 256,
+) -> DatasetTask:
     """A :class:`DatasetTask` from ``data``'s ``prompt`` and ``answer`` columns.
 
     ``template`` formats the prompt (``{question}`` is the prompt column); ``answer_fn`` maps the
@@ -92,13 +110,16 @@ def from_dataset(data, prompt: str = "question", answer: str = "answer",
     rows = _load(data, train_split)
     for col in (prompt, answer):
         if rows and col not in rows[0]:
-            raise ValueError(f"column {col!r} is not in the data (columns: {list(rows[0])}): "
-                             f"pass prompt=... and answer=... with the right names")
+            raise ValueError(
+                f"column {col!r} is not in the data (columns: {list(rows[0])}): "
+                f"pass prompt=... and answer=... with the right names"
+            )
     answer_fn = answer_fn or (lambda a: str(a).strip())
 
     def examples(rs):
-        return [Example(template.format(question=r[prompt]), answer_fn(r[answer]))
-                for r in rs[:limit]]
+        return [
+            Example(template.format(question=r[prompt]), answer_fn(r[answer])) for r in rs[:limit]
+        ]
 
     one_file = isinstance(data, list) or pathlib.Path(str(data)).suffix in LOCAL_FORMATS
     held = None if one_file or heldout_split is None else _load(data, heldout_split)
@@ -113,5 +134,12 @@ def from_dataset(data, prompt: str = "question", answer: str = "answer",
 def gsm8k(path=None, template: str = BOXED, **kwargs) -> DatasetTask:
     """GSM8K (``openai/gsm8k``, config ``main``; or a local file in its schema: ``question``,
     ``answer`` ending in ``#### <number>``), verified with math-verify."""
-    return from_dataset(path or "openai/gsm8k:main", "question", "answer", template=template,
-                        answer_fn=gsm8k_answer, name="gsm8k", **kwargs)
+    return from_dataset(
+        path or "openai/gsm8k:main",
+        "question",
+        "answer",
+        template=template,
+        answer_fn=gsm8k_answer,
+        name="gsm8k",
+        **kwargs,
+    )

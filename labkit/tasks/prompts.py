@@ -41,8 +41,14 @@ class ShortPrompts(Task):
 
     name = "short_prompts"
 
-    def __init__(self, template: str = "chatml", heldout_fraction: float = 0.2, seed: int = 0,
-                 path: str | pathlib.Path = DATA, max_completion_tokens: int = 64):
+    def __init__(
+        self,
+        template: str = "chatml",
+        heldout_fraction: float = 0.2,
+        seed: int = 0,
+        path: str | pathlib.Path = DATA,
+        max_completion_tokens: int = 64,
+    ):
         if template not in TEMPLATES:
             raise ValueError(f"template={template!r}: use one of {sorted(TEMPLATES)}")
         if not 0.0 <= heldout_fraction < 1.0:

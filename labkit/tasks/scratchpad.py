@@ -27,7 +27,6 @@ NOTATIONS = ("digits", "letters")
 _FORMAT = re.compile(r"^(?:<think>(.*?)</think>)?<answer>(.*?)</answer>$", re.DOTALL)
 
 
-
 def write_number(n: int, notation: str) -> str:
     """``n`` in a notation: ``write_number(12, "letters")`` -> ``"bc"``.
 
@@ -76,8 +75,9 @@ def trace(operands: list[int], notation: str | list[str] = "digits", digits: int
     return " ".join(step_text(s, x, t, n, digits) for (s, x, t), n in zip(ch, notes))
 
 
-def target(operands: list[int], think: bool = True, notation: str | list[str] = "digits",
-           digits: int = 1) -> str:
+def target(
+    operands: list[int], think: bool = True, notation: str | list[str] = "digits", digits: int = 1
+) -> str:
     """A whole completion: ``<think>trace</think><answer>sum</answer>``, or the answer alone.
 
     >>> target([3, 5, 8]), target([3, 5, 8], think=False)
@@ -144,8 +144,9 @@ def steps(completion: str, operands: list[int], digits: int = 1) -> list[Step]:
     want = [{step_text(s, x, t, n, digits) for n in NOTATIONS} for s, x, t in chain(operands)]
     out, pos = [], base
     for i, text in enumerate(completion[base:stop].split(" ")):
-        out.append(Step(text, pos, pos + len(text), i < len(want) and text in want[i],
-                        notation_of(text)))
+        out.append(
+            Step(text, pos, pos + len(text), i < len(want) and text in want[i], notation_of(text))
+        )
         pos += len(text) + 1
     return out
 
@@ -163,16 +164,23 @@ class Scratchpad(Task):
 
     name = "scratchpad"
 
-    def __init__(self, n_operands: int = 5, digits: int = 1, n_train: int = 20000,
-                 n_heldout: int = 1000, seed: int = 0):
+    def __init__(
+        self,
+        n_operands: int = 5,
+        digits: int = 1,
+        n_train: int = 20000,
+        n_heldout: int = 1000,
+        seed: int = 0,
+    ):
         if not 2 <= n_operands <= 5:
             raise ValueError(f"n_operands={n_operands}: use 2 to 5")
         if not 1 <= digits <= 3:
             raise ValueError(f"digits={digits}: use 1 to 3")
         n = 10 ** (digits * n_operands)
         if n_train + n_heldout > n:
-            raise ValueError(f"n_train + n_heldout = {n_train + n_heldout} > {n} prompts: "
-                             "ask for fewer examples")
+            raise ValueError(
+                f"n_train + n_heldout = {n_train + n_heldout} > {n} prompts: ask for fewer examples"
+            )
         self.n_operands, self.digits = n_operands, digits
         codes = random.Random(seed).sample(range(n), n_train + n_heldout)
         examples = [self.example(self.split_code(c)) for c in codes]
@@ -183,8 +191,10 @@ class Scratchpad(Task):
         return [code // m**i % m for i in range(self.n_operands)]
 
     def example(self, operands: list[int]) -> Example:
-        return Example(prompt="+".join(f"{x:0{self.digits}d}" for x in operands) + "=",
-                       answer=str(sum(operands)))
+        return Example(
+            prompt="+".join(f"{x:0{self.digits}d}" for x in operands) + "=",
+            answer=str(sum(operands)),
+        )
 
     @staticmethod
     def operands(prompt: str) -> list[int]:

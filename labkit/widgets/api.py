@@ -6,5 +6,15 @@ from labkit.widgets.explorers import AdvantageExplorer, KLExplorer
 from labkit.widgets.reward_editor import RewardEditor
 from labkit.widgets.sandbox import Bank, bank_from_samples, compile_reward, evaluate_reward
 
-__all__ = ["AdvantageExplorer", "Bank", "CompletionBrowser", "Dashboard", "KLExplorer", "LiveFigure", "RewardEditor",
-           "bank_from_samples", "compile_reward", "evaluate_reward"]
+__all__ = [
+    "AdvantageExplorer",
+    "Bank",
+    "CompletionBrowser",
+    "Dashboard",
+    "KLExplorer",
+    "LiveFigure",
+    "RewardEditor",
+    "bank_from_samples",
+    "compile_reward",
+    "evaluate_reward",
+]

@@ -30,8 +30,15 @@ from labkit.plots.classic import bias_variance_curves, grid_traces, smooth, valu
 
 
 def _slider(description: str, value: float, lo: float, hi: float, step: float) -> W.FloatSlider:
-    return W.FloatSlider(value=value, min=lo, max=hi, step=step, description=description,
-                         continuous_update=False, readout_format=".2f")
+    return W.FloatSlider(
+        value=value,
+        min=lo,
+        max=hi,
+        step=step,
+        description=description,
+        continuous_update=False,
+        readout_format=".2f",
+    )
 
 
 def _run_button(on_click) -> W.Button:
@@ -56,12 +63,20 @@ class ValueIterationExplorer(W.VBox):
     def __init__(self, mdp=None):
         self.mdp = mdp if mdp is not None else gridworld()
         self.gamma = _slider("γ", 0.9, 0.0, 0.99, 0.01)
-        self.sweep = W.IntSlider(value=1, min=0, max=50, description="sweep k",
-                                 continuous_update=True)
+        self.sweep = W.IntSlider(
+            value=1, min=0, max=50, description="sweep k", continuous_update=True
+        )
         self.status = W.HTML()
-        self.fig = go.FigureWidget(value_and_curve(self.mdp, np.zeros(self.mdp.n_states), None,
-                                                   {"max |V_k+1 - V_k|": [1.0]}, window=1,
-                                                   curve_title="change per sweep (log)"))
+        self.fig = go.FigureWidget(
+            value_and_curve(
+                self.mdp,
+                np.zeros(self.mdp.n_states),
+                None,
+                {"max |V_k+1 - V_k|": [1.0]},
+                window=1,
+                curve_title="change per sweep (log)",
+            )
+        )
         self.fig.update_yaxes(type="log", row=1, col=2)
         self.gamma.observe(lambda _: self._solve(), "value")
         self.sweep.observe(lambda _: self._show(), "value")
@@ -83,11 +98,17 @@ class ValueIterationExplorer(W.VBox):
         pi = greedy(q_from_v(self.mdp, V, self.gamma.value))
         deltas = np.abs(np.diff(self.history, axis=0)).max(1) + 1e-16  # [K]
         with self.fig.batch_update():
-            _set_grid(self.fig, self.mdp, V, pi, greedy_path(self.mdp, q_from_v(self.mdp, V,
-                                                                               self.gamma.value)))
+            _set_grid(
+                self.fig,
+                self.mdp,
+                V,
+                pi,
+                greedy_path(self.mdp, q_from_v(self.mdp, V, self.gamma.value)),
+            )
             self.fig.data[3].update(x=np.arange(1, len(deltas) + 1), y=deltas)
-        self.status.value = f"sweep {k} of {len(self.history) - 1}; V(start) = " \
-                            f"{V[int(self.mdp.p0.argmax())]:.4f}"
+        self.status.value = (
+            f"sweep {k} of {len(self.history) - 1}; V(start) = {V[int(self.mdp.p0.argmax())]:.4f}"
+        )
 
 
 class TDControlExplorer(W.VBox):
@@ -103,22 +124,38 @@ class TDControlExplorer(W.VBox):
         self.epsilon = _slider("ε", 0.1, 0.0, 0.5, 0.01)
         self.alpha = _slider("α", 0.5, 0.01, 1.0, 0.01)
         self.gamma = _slider("γ", 1.0, 0.5, 1.0, 0.01)
-        self.episodes = W.IntSlider(value=episodes, min=10, max=2000, step=10,
-                                    description="episodes")
+        self.episodes = W.IntSlider(
+            value=episodes, min=10, max=2000, step=10, description="episodes"
+        )
         self.run = _run_button(self.train)
         self.status = W.HTML()
         curves = {m: [] for m in METHODS}
-        self.fig = go.FigureWidget(value_and_curve(self.mdp, np.zeros(self.mdp.n_states), None,
-                                                   curves, curve_title="return per episode"))
-        controls = W.VBox([W.HBox([self.method, self.episodes, self.run]),
-                           W.HBox([self.epsilon, self.alpha, self.gamma])])
+        self.fig = go.FigureWidget(
+            value_and_curve(
+                self.mdp,
+                np.zeros(self.mdp.n_states),
+                None,
+                curves,
+                curve_title="return per episode",
+            )
+        )
+        controls = W.VBox(
+            [
+                W.HBox([self.method, self.episodes, self.run]),
+                W.HBox([self.epsilon, self.alpha, self.gamma]),
+            ]
+        )
         super().__init__([controls, self.status, self.fig])
         self.add_class("lk-td-control")
 
     def config(self) -> ControlConfig:
-        return ControlConfig(method=self.method.value, episodes=self.episodes.value,
-                             alpha=self.alpha.value, gamma=self.gamma.value,
-                             epsilon=self.epsilon.value)
+        return ControlConfig(
+            method=self.method.value,
+            episodes=self.episodes.value,
+            alpha=self.alpha.value,
+            gamma=self.gamma.value,
+            epsilon=self.epsilon.value,
+        )
 
     def train(self) -> tuple[np.ndarray, dict]:
         """Run with the current slider values, redrawing every ``every`` episodes."""
@@ -129,8 +166,10 @@ class TDControlExplorer(W.VBox):
             with self.fig.batch_update():
                 _set_grid(self.fig, self.mdp, Q.max(1), Q.argmax(1), greedy_path(self.mdp, Q))
                 curve.update(x=np.arange(1, n + 1), y=smooth(stats["returns"], 10))
-            self.status.value = (f"{cfg.method}: episode {n}/{cfg.episodes}, mean return of "
-                                 f"the last 50: {np.mean(stats['returns'][-50:]):.1f}")
+            self.status.value = (
+                f"{cfg.method}: episode {n}/{cfg.episodes}, mean return of "
+                f"the last 50: {np.mean(stats['returns'][-50:]):.1f}"
+            )
 
         return td_control(self.mdp, cfg, callback=draw, every=self.every)
 
@@ -148,8 +187,9 @@ class PredictionExplorer(W.VBox):
         self.episodes = episodes
         self.run = _run_button(self.update)
         self.fig = go.FigureWidget(bias_variance_curves(self._measure(runs=2)))
-        super().__init__([W.HBox([self.alpha, self.lam, self.n]), W.HBox([self.runs, self.run]),
-                          self.fig])
+        super().__init__(
+            [W.HBox([self.alpha, self.lam, self.n]), W.HBox([self.runs, self.run]), self.fig]
+        )
         self.add_class("lk-prediction")
 
     def _measure(self, runs: int) -> dict:
@@ -172,26 +212,47 @@ class PGExplorer(W.VBox):
     def __init__(self, mdp=None, iterations: int = 150, every: int = 10):
         self.mdp = mdp if mdp is not None else gridworld(step_reward=-0.05)
         self.every = every
-        self.advantage = W.Dropdown(options=("reward_to_go", "baseline", "gae"), value="gae",
-                                    description="advantage")
+        self.advantage = W.Dropdown(
+            options=("reward_to_go", "baseline", "gae"), value="gae", description="advantage"
+        )
         self.lam = _slider("λ", 0.95, 0.0, 1.0, 0.05)
         self.gamma = _slider("γ", 1.0, 0.5, 1.0, 0.01)
-        self.lr = W.FloatLogSlider(value=0.1, base=10, min=-3, max=0, description="lr",
-                                   continuous_update=False)
-        self.iterations = W.IntSlider(value=iterations, min=10, max=500, step=10,
-                                      description="updates")
+        self.lr = W.FloatLogSlider(
+            value=0.1, base=10, min=-3, max=0, description="lr", continuous_update=False
+        )
+        self.iterations = W.IntSlider(
+            value=iterations, min=10, max=500, step=10, description="updates"
+        )
         self.run = _run_button(self.train)
         self.status = W.HTML()
         curves = {k: [] for k in self.advantage.options}
-        self.fig = go.FigureWidget(value_and_curve(self.mdp, np.zeros(self.mdp.n_states), None,
-                                                   curves, curve_title="mean return per batch"))
-        super().__init__([W.HBox([self.advantage, self.iterations, self.run]),
-                          W.HBox([self.lam, self.gamma, self.lr]), self.status, self.fig])
+        self.fig = go.FigureWidget(
+            value_and_curve(
+                self.mdp,
+                np.zeros(self.mdp.n_states),
+                None,
+                curves,
+                curve_title="mean return per batch",
+            )
+        )
+        super().__init__(
+            [
+                W.HBox([self.advantage, self.iterations, self.run]),
+                W.HBox([self.lam, self.gamma, self.lr]),
+                self.status,
+                self.fig,
+            ]
+        )
         self.add_class("lk-pg")
 
     def train(self):
-        cfg = PGConfig(advantage=self.advantage.value, lam=self.lam.value, gamma=self.gamma.value,
-                       learning_rate=self.lr.value, iterations=self.iterations.value)
+        cfg = PGConfig(
+            advantage=self.advantage.value,
+            lam=self.lam.value,
+            gamma=self.gamma.value,
+            learning_rate=self.lr.value,
+            iterations=self.iterations.value,
+        )
         curve = self.fig.data[3 + list(self.advantage.options).index(cfg.advantage)]
 
         def draw(it, theta, V, stats):
@@ -199,7 +260,9 @@ class PGExplorer(W.VBox):
             with self.fig.batch_update():
                 _set_grid(self.fig, self.mdp, V.numpy(), pi, greedy_path(self.mdp, theta.numpy()))
                 curve.update(x=np.arange(1, it + 1), y=smooth(stats["return"], 5))
-            self.status.value = f"{cfg.advantage}: update {it}/{cfg.iterations}, " \
-                                f"return {np.mean(stats['return'][-5:]):.3f}"
+            self.status.value = (
+                f"{cfg.advantage}: update {it}/{cfg.iterations}, "
+                f"return {np.mean(stats['return'][-5:]):.3f}"
+            )
 
         return train_pg(self.mdp, cfg, callback=draw, every=self.every)

@@ -35,27 +35,54 @@ def _button(label: str, cls: str, style: str = "") -> W.Button:
 
 
 def _float(label: str, value, cls: str) -> W.FloatText:
-    w = W.FloatText(value=value, description=label, layout={"width": "190px"},
-                    style={"description_width": "90px"})
+    w = W.FloatText(
+        value=value,
+        description=label,
+        layout={"width": "190px"},
+        style={"description_width": "90px"},
+    )
     w.add_class(cls)
     return w
 
 
 def samples_html(rows: list[dict], reward_cols: list[str]) -> str:
     """An HTML table of completions: prompt, completion, each reward, total, advantage, correct."""
-    head = ["prompt", "completion", *[c.split("/", 1)[1] for c in reward_cols], "reward",
-            "advantage", "correct"]
+    head = [
+        "prompt",
+        "completion",
+        *[c.split("/", 1)[1] for c in reward_cols],
+        "reward",
+        "advantage",
+        "correct",
+    ]
     body = []
     for r in rows:
-        cells = [r["prompt"], repr(r["completion"]), *[_fmt(r.get(c)) for c in reward_cols],
-                 _fmt(r["reward"]), _fmt(r["advantage"]), "✓" if r.get("correct") else "✗"]
+        cells = [
+            r["prompt"],
+            repr(r["completion"]),
+            *[_fmt(r.get(c)) for c in reward_cols],
+            _fmt(r["reward"]),
+            _fmt(r["advantage"]),
+            "✓" if r.get("correct") else "✗",
+        ]
         body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    return ("<table class='lk-table'><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-            + "".join(body) + "</table>")
+    return (
+        "<table class='lk-table'><tr>"
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr>"
+        + "".join(body)
+        + "</table>"
+    )
 
 
 def _fmt(v) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:+.3f}" if isinstance(v, float) else str(v)
+    return (
+        "–"
+        if v is None or (isinstance(v, float) and math.isnan(v))
+        else f"{v:+.3f}"
+        if isinstance(v, float)
+        else str(v)
+    )
 
 
 class LiveFigure:
@@ -73,9 +100,16 @@ class LiveFigure:
             rows, events = list(self.log.records["metrics"]), list(self.log.records["events"])
         with self._lock:
             keys = trace_keys(rows)
-            for p, _, name in keys[len(self.fig.data):]:  # a reward swapped in, tool metrics
-                self.fig.add_scatter(x=[], y=[], name=name, mode="lines", line={"dash": "dot"},
-                                     row=p // 3 + 1, col=p % 3 + 1)
+            for p, _, name in keys[len(self.fig.data) :]:  # a reward swapped in, tool metrics
+                self.fig.add_scatter(
+                    x=[],
+                    y=[],
+                    name=name,
+                    mode="lines",
+                    line={"dash": "dot"},
+                    row=p // 3 + 1,
+                    col=p % 3 + 1,
+                )
             shapes, notes = event_shapes(events)
             with self.fig.batch_update():
                 for trace, (x, y) in zip(self.fig.data, live_series(rows)):
@@ -103,12 +137,21 @@ class Dashboard(W.VBox):
         self.thread: threading.Thread | None = None
         self.live = LiveFigure(trainer.log)
         self.fig = self.live.fig
-        self.start_btn, self.pause_btn = _button("Start", "lk-start", "success"), \
-            _button("Pause", "lk-pause", "warning")
-        self.resume_btn, self.stop_btn = _button("Resume", "lk-resume", "info"), \
-            _button("Stop", "lk-stop", "danger")
-        self.steps = W.BoundedIntText(value=steps or trainer.config.max_steps, min=1,
-                                      max=10**6, description="steps", layout={"width": "160px"})
+        self.start_btn, self.pause_btn = (
+            _button("Start", "lk-start", "success"),
+            _button("Pause", "lk-pause", "warning"),
+        )
+        self.resume_btn, self.stop_btn = (
+            _button("Resume", "lk-resume", "info"),
+            _button("Stop", "lk-stop", "danger"),
+        )
+        self.steps = W.BoundedIntText(
+            value=steps or trainer.config.max_steps,
+            min=1,
+            max=10**6,
+            description="steps",
+            layout={"width": "160px"},
+        )
         self.steps.add_class("lk-steps")
         self.controls = self._controls()
         self.apply_btn = _button("Apply", "lk-apply-hparams", "primary")
@@ -123,36 +166,66 @@ class Dashboard(W.VBox):
         self.doctor = W.HTML()  # the run doctor (labkit.runs.diagnose), every DOCTOR_EVERY steps
         self.doctor.add_class("lk-doctor")
         self._doctor_at = -1
-        for b, fn in [(self.start_btn, self.start), (self.pause_btn, self.pause),
-                      (self.resume_btn, self.resume), (self.stop_btn, self.stop),
-                      (self.apply_btn, self.apply)]:
+        for b, fn in [
+            (self.start_btn, self.start),
+            (self.pause_btn, self.pause),
+            (self.resume_btn, self.resume),
+            (self.stop_btn, self.stop),
+            (self.apply_btn, self.apply),
+        ]:
             b.on_click(lambda _, fn=fn: fn())
         box = W.Box([self.fig])
         box.add_class("lk-figure")
-        super().__init__([
-            W.HBox([self.start_btn, self.pause_btn, self.resume_btn, self.stop_btn, self.steps,
-                    self.progress, self.status]),
-            W.HBox([*self.controls.values(), self.apply_btn]), self.message, box, self.table,
-            self.doctor])
+        super().__init__(
+            [
+                W.HBox(
+                    [
+                        self.start_btn,
+                        self.pause_btn,
+                        self.resume_btn,
+                        self.stop_btn,
+                        self.steps,
+                        self.progress,
+                        self.status,
+                    ]
+                ),
+                W.HBox([*self.controls.values(), self.apply_btn]),
+                self.message,
+                box,
+                self.table,
+                self.doctor,
+            ]
+        )
         self.add_class("lk-dashboard")
         self._last_draw, self._target, self._ended = 0, trainer.global_step, "idle"
         self.refresh()
 
     def _controls(self) -> dict:
         c = self.trainer.config
-        loss = W.Dropdown(options=LOSS_TYPES, value=c.loss_type, description="loss type",
-                          layout={"width": "190px"}, style={"description_width": "70px"})
+        loss = W.Dropdown(
+            options=LOSS_TYPES,
+            value=c.loss_type,
+            description="loss type",
+            layout={"width": "190px"},
+            style={"description_width": "70px"},
+        )
         loss.add_class("lk-loss_type")
-        eh = W.Text(value="" if c.epsilon_high is None else str(c.epsilon_high),
-                    description="ε high", placeholder="= ε", layout={"width": "150px"},
-                    style={"description_width": "60px"})
+        eh = W.Text(
+            value="" if c.epsilon_high is None else str(c.epsilon_high),
+            description="ε high",
+            placeholder="= ε",
+            layout={"width": "150px"},
+            style={"description_width": "60px"},
+        )
         eh.add_class("lk-epsilon_high")
-        return {"beta": _float("β (KL)", c.beta, "lk-beta"),
-                "epsilon": _float("ε (clip)", c.epsilon, "lk-epsilon"),
-                "epsilon_high": eh,
-                "temperature": _float("temperature", c.temperature, "lk-temperature"),
-                "loss_type": loss,
-                "learning_rate": _float("learning rate", c.learning_rate, "lk-learning_rate")}
+        return {
+            "beta": _float("β (KL)", c.beta, "lk-beta"),
+            "epsilon": _float("ε (clip)", c.epsilon, "lk-epsilon"),
+            "epsilon_high": eh,
+            "temperature": _float("temperature", c.temperature, "lk-temperature"),
+            "loss_type": loss,
+            "learning_rate": _float("learning rate", c.learning_rate, "lk-learning_rate"),
+        }
 
     # -- controls --------------------------------------------------------------------------
     def changes(self) -> dict:
@@ -175,8 +248,11 @@ class Dashboard(W.VBox):
         except ValueError as e:  # bad value: the message names the field and the fix
             self._say(f"not applied: {e}", error=True)
             return {}
-        self._say("applied: " + ", ".join(f"{k}={v}" for k, v in changes.items())
-                  if changes else "nothing changed")
+        self._say(
+            "applied: " + ", ".join(f"{k}={v}" for k, v in changes.items())
+            if changes
+            else "nothing changed"
+        )
         self.refresh()
         return changes
 
@@ -204,8 +280,9 @@ class Dashboard(W.VBox):
             self._say(f"max_steps -> {self._target} so the learning-rate schedule runs on")
         self.progress.max = self._target  # max first: min may not exceed max
         self.progress.min = tr.global_step
-        self.thread = threading.Thread(target=self._train, args=(n,), daemon=True,
-                                       name="labkit-dashboard")
+        self.thread = threading.Thread(
+            target=self._train, args=(n,), daemon=True, name="labkit-dashboard"
+        )
         self._ended = "running"
         self.thread.start()
         self._status()
@@ -221,8 +298,10 @@ class Dashboard(W.VBox):
 
     def _on_step(self, trainer, metrics: dict) -> None:
         waited = time.perf_counter() - self._drawn_at
-        if (trainer.global_step - self._last_draw >= self.every
-                and self._draw_cost <= self.budget * waited):
+        if (
+            trainer.global_step - self._last_draw >= self.every
+            and self._draw_cost <= self.budget * waited
+        ):
             self.refresh()
 
     def pause(self) -> None:
@@ -284,7 +363,9 @@ class Dashboard(W.VBox):
         """The run doctor's findings, redrawn every DOCTOR_EVERY steps and when a run ends (it
         reads the whole log: not every step)."""
         s = self.trainer.global_step
-        if s == self._doctor_at or (self._ended == "running" and s - self._doctor_at < DOCTOR_EVERY):
+        if s == self._doctor_at or (
+            self._ended == "running" and s - self._doctor_at < DOCTOR_EVERY
+        ):
             return
         self._doctor_at = s
         self.doctor.value = diagnose(self.trainer.log)._repr_html_() if s else ""
@@ -300,7 +381,13 @@ class Dashboard(W.VBox):
         if last is None:
             with tr.log.lock:
                 last = tr.log.records["metrics"][-1] if tr.log.records["metrics"] else None
-        tail = "" if last is None else (f" · step {tr.global_step} · reward "
-                                        f"{last['reward/mean']:.3f} · accuracy "
-                                        f"{last['accuracy']:.2f}")
+        tail = (
+            ""
+            if last is None
+            else (
+                f" · step {tr.global_step} · reward "
+                f"{last['reward/mean']:.3f} · accuracy "
+                f"{last['accuracy']:.2f}"
+            )
+        )
         self.status.value = state + tail

@@ -21,8 +21,9 @@ class KLExplorer(W.VBox):
 
     def __init__(self, mu: float = 1.0, setting: str = "gaussian", n: int = 20_000):
         self.n = n
-        self.mu = W.FloatSlider(value=mu, min=0.05, max=2.0, step=0.05, description="μ",
-                                continuous_update=False)
+        self.mu = W.FloatSlider(
+            value=mu, min=0.05, max=2.0, step=0.05, description="μ", continuous_update=False
+        )
         self.mu.add_class("lk-kl-mu")
         self.setting = W.Dropdown(options=SETTINGS, value=setting, description="q, p")
         self.setting.add_class("lk-kl-setting")
@@ -68,8 +69,9 @@ class AdvantageExplorer(W.VBox):
     def __init__(self, rewards: str = "1, 0, 0, 1, 0.5, 0.5, 0.5, 0.5", G: int = 4):
         self.rewards = W.Text(value=rewards, description="rewards", layout={"width": "420px"})
         self.rewards.add_class("lk-adv-rewards")
-        self.G = W.BoundedIntText(value=G, min=2, max=64, description="G",
-                                  layout={"width": "140px"})
+        self.G = W.BoundedIntText(
+            value=G, min=2, max=64, description="G", layout={"width": "140px"}
+        )
         self.G.add_class("lk-adv-G")
         self.message = W.HTML()
         self.message.add_class("lk-adv-message")
@@ -83,8 +85,9 @@ class AdvantageExplorer(W.VBox):
         try:
             r, G = parse_rewards(self.rewards.value), int(self.G.value)
             if not r or len(r) % G:
-                raise ValueError(f"{len(r)} rewards do not split into groups of G = {G}: type "
-                                 "a multiple of G")
+                raise ValueError(
+                    f"{len(r)} rewards do not split into groups of G = {G}: type a multiple of G"
+                )
         except ValueError as e:
             self.message.value = f"<span class='lk-error'>{html.escape(str(e))}</span>"
             return False

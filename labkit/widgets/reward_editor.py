@@ -48,12 +48,18 @@ def examples_html(bank: Bank, result: dict, k: int = 3) -> str:
     prompts = bank.columns.get("prompts", [""] * len(r))
 
     def rows(idx):
-        return "".join(f"<tr><td>{html.escape(str(prompts[i]))}</td>"
-                       f"<td>{html.escape(repr(bank.completions[i]))}</td>"
-                       f"<td>{r[i]:+.3f}</td><td>{adv[i]:+.3f}</td></tr>" for i in idx)
+        return "".join(
+            f"<tr><td>{html.escape(str(prompts[i]))}</td>"
+            f"<td>{html.escape(repr(bank.completions[i]))}</td>"
+            f"<td>{r[i]:+.3f}</td><td>{adv[i]:+.3f}</td></tr>"
+            for i in idx
+        )
+
     head = "<tr><th>prompt</th><th>completion</th><th>reward</th><th>advantage</th></tr>"
-    return (f"<b>best</b><table class='lk-table lk-best'>{head}{rows(order[::-1][:k])}</table>"
-            f"<b>worst</b><table class='lk-table lk-worst'>{head}{rows(order[:k])}</table>")
+    return (
+        f"<b>best</b><table class='lk-table lk-best'>{head}{rows(order[::-1][:k])}</table>"
+        f"<b>worst</b><table class='lk-table lk-worst'>{head}{rows(order[:k])}</table>"
+    )
 
 
 class RewardEditor(W.VBox):
@@ -63,8 +69,14 @@ class RewardEditor(W.VBox):
     (a saved run: Try only), or a :class:`Bank`. ``dashboard``: redrawn after Apply.
     """
 
-    def __init__(self, source=None, code: str = DEFAULT_CODE, timeout: float = 2.0,
-                 dashboard=None, max_samples: int = 512):
+    def __init__(
+        self,
+        source=None,
+        code: str = DEFAULT_CODE,
+        timeout: float = 2.0,
+        dashboard=None,
+        max_samples: int = 512,
+    ):
         self.trainer = source if hasattr(source, "update") else None
         self.source, self.timeout, self.dashboard = source, timeout, dashboard
         self.max_samples = max_samples
@@ -72,8 +84,9 @@ class RewardEditor(W.VBox):
         self.code.add_class("lk-reward-code")
         self.try_btn = W.Button(description="Try", button_style="primary")
         self.try_btn.add_class("lk-try")
-        self.apply_btn = W.Button(description="Apply to run", button_style="success",
-                                  disabled=self.trainer is None)
+        self.apply_btn = W.Button(
+            description="Apply to run", button_style="success", disabled=self.trainer is None
+        )
         self.apply_btn.add_class("lk-apply-reward")
         self.message = W.HTML()
         self.message.add_class("lk-reward-message")
@@ -81,8 +94,11 @@ class RewardEditor(W.VBox):
         self.stats.add_class("lk-reward-stats")
         self.examples = W.HTML()
         self.examples.add_class("lk-examples")
-        self.fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
-            "rewards on the bank", "advantages they would give")))
+        self.fig = go.FigureWidget(
+            make_subplots(
+                rows=1, cols=2, subplot_titles=("rewards on the bank", "advantages they would give")
+            )
+        )
         self.fig.add_histogram(x=[], name="reward", row=1, col=1)
         self.fig.add_histogram(x=[], name="advantage", row=1, col=2)
         self.fig.update_layout(height=280, showlegend=False, margin={"t": 40, "b": 30})
@@ -94,12 +110,17 @@ class RewardEditor(W.VBox):
         self.bench_out = W.HTML()  # lk.reward_bench's flagged table
         self.bench_out.add_class("lk-bench-table")
         self.bench_btn.on_click(lambda _: self.bench())
-        self.tabs = W.Tab([W.VBox([self.stats, self.fig, self.examples]),
-                           W.VBox([self.bench_btn, self.bench_out])])
+        self.tabs = W.Tab(
+            [
+                W.VBox([self.stats, self.fig, self.examples]),
+                W.VBox([self.bench_btn, self.bench_out]),
+            ]
+        )
         self.tabs.titles = ("Try on the bank", "Reward bench")
         self.tabs.add_class("lk-reward-tabs")
-        super().__init__([self.code, W.HBox([self.try_btn, self.apply_btn]), self.message,
-                          self.tabs])
+        super().__init__(
+            [self.code, W.HBox([self.try_btn, self.apply_btn]), self.message, self.tabs]
+        )
         self.add_class("lk-reward-editor")
 
     def bank(self) -> Bank:
@@ -108,17 +129,16 @@ class RewardEditor(W.VBox):
         if isinstance(src, Bank):
             return src
         if self.trainer is not None:
-            return bank_from_samples(src.log.samples, self.max_samples,
-                                     src.config.scale_rewards)
+            return bank_from_samples(src.log.samples, self.max_samples, src.config.scale_rewards)
         if hasattr(src, "samples"):
-            return bank_from_samples(src.samples, self.max_samples,
-                                     src.config.get("scale_rewards", "group"))
+            return bank_from_samples(
+                src.samples, self.max_samples, src.config.get("scale_rewards", "group")
+            )
         raise ValueError("RewardEditor needs a trainer, a RunLog or a Bank as its source")
 
     def _say(self, text: str, error: bool = False) -> None:
         cls, color = ("lk-error", "#b00020") if error else ("lk-ok", "#1b5e20")
-        self.message.value = (f"<span class='{cls}' style='color:{color}'>"
-                              f"{html.escape(text)}</span>")
+        self.message.value = f"<span class='{cls}' style='color:{color}'>{html.escape(text)}</span>"
 
     def try_code(self) -> dict | None:
         """Compile and run the code box on the bank; draw; return the result (None: failed)."""
@@ -136,9 +156,11 @@ class RewardEditor(W.VBox):
             self.fig.data[1].x = result["advantages"]
         self.examples.value = examples_html(bank, result)
         r = result["rewards"]
-        summary = (f"{fn.__name__}: {len(r)} completions, {result['groups']} groups; mean "
-                   f"reward {sum(r) / len(r):.3f}; groups with zero spread (no signal): "
-                   f"{result['frac_zero_spread']:.0%}")
+        summary = (
+            f"{fn.__name__}: {len(r)} completions, {result['groups']} groups; mean "
+            f"reward {sum(r) / len(r):.3f}; groups with zero spread (no signal): "
+            f"{result['frac_zero_spread']:.0%}"
+        )
         self._say(f"✓ {summary}")
         self.stats.value = f"<i>last Try: {html.escape(summary)}</i>"
         return result
@@ -162,8 +184,7 @@ class RewardEditor(W.VBox):
         elif isinstance(getattr(self.source, "config", None), dict):
             task = self.source.config.get("task") or task
         try:
-            result = reward_bench(compile_reward(self.code.value), task=task,
-                                  timeout=self.timeout)
+            result = reward_bench(compile_reward(self.code.value), task=task, timeout=self.timeout)
         except (RewardError, ValueError) as e:
             self._say(f"✗ {e}", error=True)
             return None
@@ -176,6 +197,7 @@ class RewardEditor(W.VBox):
     def guarded(self, fn):
         """``fn`` wrapped for the training thread: time-limited and checked; a failure pauses the
         trainer, shows here, and gives the step None rewards instead of an exception."""
+
         @functools.wraps(fn)
         def reward(completions, **columns):
             try:
@@ -183,9 +205,11 @@ class RewardEditor(W.VBox):
             except RewardError as e:
                 if self.trainer is not None:
                     self.trainer.pause()
-                self._say(f"✗ during training (trainer paused; this step got no reward): {e}",
-                          error=True)
+                self._say(
+                    f"✗ during training (trainer paused; this step got no reward): {e}", error=True
+                )
                 return [None] * len(completions)
+
         reward.labkit_inline = True  # it pauses the trainer and writes here: this process
         return reward
 
@@ -195,8 +219,9 @@ class RewardEditor(W.VBox):
             self._say("✗ no trainer to apply to: create RewardEditor(trainer)", error=True)
             return False
         if self.fn is None or self._tried_code != self.code.value:
-            self._say("✗ press Try first: only code that ran cleanly on the bank is applied",
-                      error=True)
+            self._say(
+                "✗ press Try first: only code that ran cleanly on the bank is applied", error=True
+            )
             return False
         extra = {} if self.trainer.config.reward_weights is None else {"reward_weights": None}
         try:

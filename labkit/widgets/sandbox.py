@@ -39,21 +39,32 @@ def compile_reward(code: str, name: str | None = None):
     try:
         exec(tree, namespace)  # noqa: S102 - the user's own code, in the user's own kernel
     except Exception as e:  # noqa: BLE001 - any error in user code becomes one message
-        raise RewardError(f"the code raised {type(e).__name__} while defining the function: "
-                          f"{e}") from None
-    fns = [v for v in namespace.values()
-           if callable(v) and getattr(getattr(v, "__code__", None), "co_filename", "")
-           == "<reward editor>"]
+        raise RewardError(
+            f"the code raised {type(e).__name__} while defining the function: {e}"
+        ) from None
+    fns = [
+        v
+        for v in namespace.values()
+        if callable(v)
+        and getattr(getattr(v, "__code__", None), "co_filename", "") == "<reward editor>"
+    ]
     if name is not None:
         fns = [f for f in fns if f.__name__ == name]
     if not fns:
-        raise RewardError("no function defined: write def my_reward(completions, **kwargs): "
-                          "return [one float per completion]")
+        raise RewardError(
+            "no function defined: write def my_reward(completions, **kwargs): "
+            "return [one float per completion]"
+        )
     return fns[-1]
 
 
-def safe_call(fn, completions: list[str], columns: dict, timeout: float = 2.0,
-              runner: RewardRunner | None = None) -> list[float]:
+def safe_call(
+    fn,
+    completions: list[str],
+    columns: dict,
+    timeout: float = 2.0,
+    runner: RewardRunner | None = None,
+) -> list[float]:
     """``call_reward(fn, completions, columns)`` in a forked worker process, at most ``timeout``
     s (``labkit.rewards.runtime``): past it the worker is killed, so a loop stuck in C ends too.
     Pass a ``runner`` to keep ``fn``'s worker (and any state the function keeps) across calls.
@@ -111,8 +122,9 @@ def bank_from_samples(samples, max_samples: int = 512, scale_rewards: str = "gro
     return Bank(s["completion"].tolist(), cols, list(zip(s["step"], s["group"])), scale_rewards)
 
 
-def evaluate_reward(fn, bank: Bank, timeout: float = 2.0,
-                    runner: RewardRunner | None = None) -> dict:
+def evaluate_reward(
+    fn, bank: Bank, timeout: float = 2.0, runner: RewardRunner | None = None
+) -> dict:
     """Rewards of ``fn`` on the bank (checked, time-limited), the advantages they would give,
     and the fraction of groups with zero spread (no signal). None values count as 0 in the
     total, as in the trainer's weighted sum.
@@ -129,5 +141,10 @@ def evaluate_reward(fn, bank: Bank, timeout: float = 2.0,
         zero = (r[order].view(-1, G).std(1) == 0).float().mean().item()
     else:  # ragged groups: no group advantage
         adv, zero = torch.zeros_like(r), math.nan
-    return {"rewards": r.tolist(), "raw": values, "advantages": adv.tolist(),
-            "frac_zero_spread": zero, "groups": len(keys)}
+    return {
+        "rewards": r.tolist(),
+        "raw": values,
+        "advantages": adv.tolist(),
+        "frac_zero_spread": zero,
+        "groups": len(keys),
+    }

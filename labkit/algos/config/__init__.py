@@ -27,6 +27,17 @@ from labkit.algos.config.ppo import PPOConfig
 from labkit.algos.config.presets import BASE_RUN, DEMO_DEFAULTS
 
 __all__ = [  # noqa: RUF022 - not sorted: the configs in the order of docs/CONFIG.md's tables
-    "SYMBOLS", "BASE_RUN", "DEMO_DEFAULTS", "require", "at_least", "TrainConfig", "GRPOConfig",
-    "PPOConfig", "PairsConfig", "DPOConfig", "RewardModelConfig", "SFTConfig", "MultiTurnConfig",
+    "SYMBOLS",
+    "BASE_RUN",
+    "DEMO_DEFAULTS",
+    "require",
+    "at_least",
+    "TrainConfig",
+    "GRPOConfig",
+    "PPOConfig",
+    "PairsConfig",
+    "DPOConfig",
+    "RewardModelConfig",
+    "SFTConfig",
+    "MultiTurnConfig",
 ]

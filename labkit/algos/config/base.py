@@ -16,12 +16,28 @@ from labkit.core import options as opt
 from labkit.core.options import choose
 
 SYMBOLS = {
-    "learning_rate": "η", "max_grad_norm": "‖g‖max", "num_generations": "G",
-    "prompts_per_step": "B/G", "max_completion_length": "L_max", "temperature": "τ",
-    "top_p": "p", "top_k": "k", "beta": "β", "epsilon": "ε_low", "epsilon_high": "ε_high",
-    "num_iterations": "μ", "kl_estimator": "k1/k2/k3", "overlong_buffer": "L_cache",
-    "gamma": "γ", "lam": "λ", "vf_coef": "c_vf", "cliprange_value": "ε_v",
-    "ppo_epochs": "K", "batch_size": "B", "entropy_coef": "c_H", "off_policy_mask": "δ",
+    "learning_rate": "η",
+    "max_grad_norm": "‖g‖max",
+    "num_generations": "G",
+    "prompts_per_step": "B/G",
+    "max_completion_length": "L_max",
+    "temperature": "τ",
+    "top_p": "p",
+    "top_k": "k",
+    "beta": "β",
+    "epsilon": "ε_low",
+    "epsilon_high": "ε_high",
+    "num_iterations": "μ",
+    "kl_estimator": "k1/k2/k3",
+    "overlong_buffer": "L_cache",
+    "gamma": "γ",
+    "lam": "λ",
+    "vf_coef": "c_vf",
+    "cliprange_value": "ε_v",
+    "ppo_epochs": "K",
+    "batch_size": "B",
+    "entropy_coef": "c_H",
+    "off_policy_mask": "δ",
 }
 """The paper's symbol of a field, where it has one (DeepSeekMath, DAPO, PPO, DPO)."""
 
@@ -75,8 +91,10 @@ class TrainConfig:
         choose("lr_scheduler_type", self.lr_scheduler_type, opt.LR_SCHEDULES)
         at_least(self, 0, "warmup_steps", "weight_decay", "max_grad_norm", "save_steps")
         at_least(self, 1, "max_steps")
-        require(self.save_total_limit is None or self.save_total_limit >= 1,
-                f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)")
+        require(
+            self.save_total_limit is None or self.save_total_limit >= 1,
+            f"save_total_limit={self.save_total_limit}: use 1 or more, or None (keep all)",
+        )
         choose("precision", self.precision, opt.PRECISIONS)
 
     def to_dict(self) -> dict:

@@ -110,8 +110,10 @@ class GRPOConfig(TrainConfig):
         at_least(self, 0, "diagnostics", "top_k", "overlong_buffer")
         at_least(self, 1, "prompts_per_step", "num_iterations", "max_sampling_rounds")
         at_least(self, 0, "entropy_coef")
-        require(self.off_policy_mask is None or self.off_policy_mask >= 0,
-                f"off_policy_mask={self.off_policy_mask}: use a threshold >= 0 (e.g. 0.1) or None")
+        require(
+            self.off_policy_mask is None or self.off_policy_mask >= 0,
+            f"off_policy_mask={self.off_policy_mask}: use a threshold >= 0 (e.g. 0.1) or None",
+        )
         at_least(self, 1, "reward_workers")
         require(self.reward_timeout > 0, f"reward_timeout={self.reward_timeout}: use seconds > 0")
         choose("reward_runtime", self.reward_runtime, opt.REWARD_RUNTIMES)
@@ -123,42 +125,60 @@ class GRPOConfig(TrainConfig):
         if self.tis_cap is None:
             return
         require(self.tis_cap > 0, f"tis_cap={self.tis_cap}: use C > 0 (2-3 is usual) or None")
-        require(not self.dynamic_sampling, "tis_cap with dynamic_sampling=True: the re-sampled "
-                "batch keeps no sampler log-probs; set tis_cap=None or dynamic_sampling=False")
-        require(self.top_k == 0 and self.top_p >= 1.0 or self.truncated_logprobs,
-                f"tis_cap with top_k={self.top_k}/top_p={self.top_p}: the sampler's log-probs are "
-                "of the truncated distribution; set truncated_logprobs=True (or no top-k/top-p)")
+        require(
+            not self.dynamic_sampling,
+            "tis_cap with dynamic_sampling=True: the re-sampled "
+            "batch keeps no sampler log-probs; set tis_cap=None or dynamic_sampling=False",
+        )
+        require(
+            self.top_k == 0 and self.top_p >= 1.0 or self.truncated_logprobs,
+            f"tis_cap with top_k={self.top_k}/top_p={self.top_p}: the sampler's log-probs are "
+            "of the truncated distribution; set truncated_logprobs=True (or no top-k/top-p)",
+        )
 
     def _check_sampling(self):
-        require(self.num_generations >= self.min_generations,
-                f"num_generations={self.num_generations}: group advantages need at least 2 "
-                "completions per prompt; use 2 or more (8-16 is usual)")
-        require(self.max_completion_length is None or self.max_completion_length >= 1,
-                f"max_completion_length={self.max_completion_length}: use a positive number or None")
+        require(
+            self.num_generations >= self.min_generations,
+            f"num_generations={self.num_generations}: group advantages need at least 2 "
+            "completions per prompt; use 2 or more (8-16 is usual)",
+        )
+        require(
+            self.max_completion_length is None or self.max_completion_length >= 1,
+            f"max_completion_length={self.max_completion_length}: use a positive number or None",
+        )
         require(self.temperature >= 0, f"temperature={self.temperature}: use a value >= 0")
         require(0 < self.top_p <= 1, f"top_p={self.top_p}: use a value in (0, 1]")
 
     def _check_loss(self):
-        require(self.beta >= 0, f"beta={self.beta}: the KL weight cannot be negative; use 0 "
-                "(no reference model) or a small positive value such as 0.04")
+        require(
+            self.beta >= 0,
+            f"beta={self.beta}: the KL weight cannot be negative; use 0 "
+            "(no reference model) or a small positive value such as 0.04",
+        )
         choose("kl_estimator", self.kl_estimator, opt.KL_ESTIMATORS)
         require(self.epsilon > 0, f"epsilon={self.epsilon}: use a value > 0, such as 0.2")
         choose("loss_type", self.loss_type, opt.LOSS_TYPES)
         if self.epsilon_high is not None and self.loss_type != "cispo":
-            require(self.epsilon_high >= self.epsilon,
-                    f"epsilon_high={self.epsilon_high} < epsilon={self.epsilon}: clip-higher "
-                    "widens the upper range; set epsilon_high >= epsilon (DAPO: 0.28) or None")
-        require(self.loss_type != "cispo" or self.epsilon_high is not None,
-                "epsilon_high=None with loss_type='cispo': CISPO caps the IS weight at "
-                "epsilon_high (absolute, e.g. 5.0); set it")
+            require(
+                self.epsilon_high >= self.epsilon,
+                f"epsilon_high={self.epsilon_high} < epsilon={self.epsilon}: clip-higher "
+                "widens the upper range; set epsilon_high >= epsilon (DAPO: 0.28) or None",
+            )
+        require(
+            self.loss_type != "cispo" or self.epsilon_high is not None,
+            "epsilon_high=None with loss_type='cispo': CISPO caps the IS weight at "
+            "epsilon_high (absolute, e.g. 5.0); set it",
+        )
         choose("scale_rewards", self.scale_rewards, opt.SCALE_REWARDS)
         choose("importance_sampling_level", self.importance_sampling_level, opt.IS_LEVELS)
         choose("advantage_estimator", self.advantage_estimator, opt.ADVANTAGE_ESTIMATORS)
 
     def _check_dapo(self):
-        require(self.overlong_buffer == 0 or (self.max_completion_length or 0) > self.overlong_buffer,
-                f"overlong_buffer={self.overlong_buffer} needs max_completion_length > "
-                f"overlong_buffer (it is {self.max_completion_length}): set both")
+        require(
+            self.overlong_buffer == 0 or (self.max_completion_length or 0) > self.overlong_buffer,
+            f"overlong_buffer={self.overlong_buffer} needs max_completion_length > "
+            f"overlong_buffer (it is {self.max_completion_length}): set both",
+        )
         require(self.overlong_penalty >= 0, f"overlong_penalty={self.overlong_penalty}: use >= 0")
 
 
@@ -177,9 +197,16 @@ class MultiTurnConfig(GRPOConfig):
         super().__post_init__()
         at_least(self, 1, "max_turns")
         require(self.tool_timeout > 0, f"tool_timeout={self.tool_timeout}: use seconds > 0")
-        require(not self.dynamic_sampling, "dynamic_sampling=True is not supported with "
-                "multi-turn episodes; set it to False")
-        require(not self.skip_zero_advantage, "skip_zero_advantage=True is not supported "
-                "with multi-turn episodes; set it to False")
-        require(self.max_completion_length is not None, "max_completion_length=None: episodes "
-                "need a token limit; set a number (policy and environment tokens together)")
+        require(
+            not self.dynamic_sampling,
+            "dynamic_sampling=True is not supported with multi-turn episodes; set it to False",
+        )
+        require(
+            not self.skip_zero_advantage,
+            "skip_zero_advantage=True is not supported with multi-turn episodes; set it to False",
+        )
+        require(
+            self.max_completion_length is not None,
+            "max_completion_length=None: episodes "
+            "need a token limit; set a number (policy and environment tokens together)",
+        )

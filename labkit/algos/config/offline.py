@@ -55,13 +55,16 @@ class DPOConfig(PairsConfig):
     def __post_init__(self):
         super().__post_init__()
         require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
-        require(self.max_completion_length is None or self.max_completion_length >= 1,
-                f"max_completion_length={self.max_completion_length}: use a positive number "
-                "or None")
+        require(
+            self.max_completion_length is None or self.max_completion_length >= 1,
+            f"max_completion_length={self.max_completion_length}: use a positive number or None",
+        )
         choose("loss_type", self.loss_type, opt.DPO_LOSS_TYPES)
         choose("pair_mode", self.pair_mode, opt.PAIR_MODES)
-        require(self.num_generations >= 2, f"num_generations={self.num_generations}: pairs "
-                "need at least 2 completions per prompt")
+        require(
+            self.num_generations >= 2,
+            f"num_generations={self.num_generations}: pairs need at least 2 completions per prompt",
+        )
 
 
 @dataclass

@@ -54,23 +54,41 @@ class PPOConfig(GRPOConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        require(self.value_head, "value_head=False: PPO's advantages come from a critic; keep "
-                "value_head=True, or train without a critic with GRPOTrainer (GRPO, RLOO)")
+        require(
+            self.value_head,
+            "value_head=False: PPO's advantages come from a critic; keep "
+            "value_head=True, or train without a critic with GRPOTrainer (GRPO, RLOO)",
+        )
         require(0 <= self.lam <= 1, f"lam={self.lam}: GAE's lambda must be in [0, 1]")
         require(0 <= self.gamma <= 1, f"gamma={self.gamma}: the discount must be in [0, 1]")
         require(self.vf_coef >= 0, f"vf_coef={self.vf_coef}: use a value >= 0 (0.1 is usual)")
-        require(self.cliprange_value is None or self.cliprange_value > 0,
-                f"cliprange_value={self.cliprange_value}: use a value > 0 or None (off)")
-        require(self.value_learning_rate is None or self.value_learning_rate > 0,
-                f"value_learning_rate={self.value_learning_rate}: use a value > 0 or None")
+        require(
+            self.cliprange_value is None or self.cliprange_value > 0,
+            f"cliprange_value={self.cliprange_value}: use a value > 0 or None (off)",
+        )
+        require(
+            self.value_learning_rate is None or self.value_learning_rate > 0,
+            f"value_learning_rate={self.value_learning_rate}: use a value > 0 or None",
+        )
         at_least(self, 1, "ppo_epochs")
-        require(self.off_policy_mask is None, f"off_policy_mask={self.off_policy_mask}: "
-                "PPOTrainer does not apply it; use GRPOTrainer or set it to None")
-        require(not self.skip_zero_advantage, "skip_zero_advantage=True: PPOTrainer does not "
-                "apply it (GAE's per-token advantages are rarely 0); set it to False")
-        require(self.tis_cap is None, f"tis_cap={self.tis_cap}: PPOTrainer does not apply "
-                "truncated importance sampling; use GRPOTrainer or set it to None")
+        require(
+            self.off_policy_mask is None,
+            f"off_policy_mask={self.off_policy_mask}: "
+            "PPOTrainer does not apply it; use GRPOTrainer or set it to None",
+        )
+        require(
+            not self.skip_zero_advantage,
+            "skip_zero_advantage=True: PPOTrainer does not "
+            "apply it (GAE's per-token advantages are rarely 0); set it to False",
+        )
+        require(
+            self.tis_cap is None,
+            f"tis_cap={self.tis_cap}: PPOTrainer does not apply "
+            "truncated importance sampling; use GRPOTrainer or set it to None",
+        )
         B = self.prompts_per_step * self.num_generations
-        require(self.num_mini_batches >= 1 and B % self.num_mini_batches == 0,
-                f"num_mini_batches={self.num_mini_batches} does not divide the batch of "
-                f"prompts_per_step x num_generations = {B}: pick a divisor of {B}")
+        require(
+            self.num_mini_batches >= 1 and B % self.num_mini_batches == 0,
+            f"num_mini_batches={self.num_mini_batches} does not divide the batch of "
+            f"prompts_per_step x num_generations = {B}: pick a divisor of {B}",
+        )

@@ -10,8 +10,15 @@
 # 0.35 at 200 steps; 3e-4 -> 0.63 (200); 5e-4 -> 0.70; 3e-4 mu=2 -> 0.73; 5e-4 mu=2 -> 0.77; then
 # on a 110 s budget (one thread, lr 5e-4, mu=2): 16x16 -> 0.746; mu=4 -> 0.689; 32x8 -> 0.827;
 # 64x4 -> 0.861; 32x4 -> 0.870.
-BASE_RUN = {"reward_funcs": ["digit_partial"], "max_steps": 600, "learning_rate": 5e-4,
-            "num_iterations": 2, "num_generations": 4, "prompts_per_step": 32, "beta": 0.0}
+BASE_RUN = {
+    "reward_funcs": ["digit_partial"],
+    "max_steps": 600,
+    "learning_rate": 5e-4,
+    "num_iterations": 2,
+    "num_generations": 4,
+    "prompts_per_step": 32,
+    "beta": 0.0,
+}
 
 # The demo's configuration (`python -m labkit demo`'s flags override); measured by
 # benchmarks/time_to_accuracy.py. From benchmarks/demo_sweep.py (2026-11-25, 2 threads, seconds
@@ -24,5 +31,4 @@ BASE_RUN = {"reward_funcs": ["digit_partial"], "max_steps": 600, "learning_rate"
 # seed 0's 350-step run to 0.889 at 50.3 s: 400 steps end at 0.926 / 0.920 / 0.933 after
 # 55.7 / 52.1 / 43.2 s on seeds 0 / 1 / 2 (first >= 0.90 at 55.7 / 43.1 / 34.1 s); 450 steps end
 # at 60-62 s (benchmarks/time_to_accuracy.txt).
-DEMO_DEFAULTS = {**BASE_RUN, "prompts_per_step": 64, "max_steps": 400,
-                 "skip_zero_advantage": True}
+DEMO_DEFAULTS = {**BASE_RUN, "prompts_per_step": 64, "max_steps": 400, "skip_zero_advantage": True}
