@@ -63,7 +63,7 @@ def group_advantages(
 ) -> torch.Tensor:
     """GRPO's group-relative advantage A_i = (r_i - mean(r_group)) / (std + eps).
 
-    Source: DeepSeekMath (2402.03300) eq. 3 ("outcome supervision"); Dr. GRPO (2503.20783) drops
+    Source: DeepSeekMath (2402.03300) sec. 4.1.2 (outcome supervision); Dr. GRPO (2503.20783) drops
     the std (``scale_rewards="none"``); TRL's ``scale_rewards="batch"`` keeps the group mean but
     divides by the std of the whole batch. ``std="unbiased"`` (n-1, TRL's and torch's default)
     or ``"population"`` (n). An all-equal group gives exactly zero (never NaN), also when its
@@ -86,9 +86,10 @@ def group_advantages(
     choose("scale_rewards", scale_rewards, SCALE_REWARDS)
     r = _grouped(rewards, num_generations)  # [B/G, G]
     centered = torch.where(_tied(r), 0.0, r - r.mean(1, keepdim=True))  # [B/G, G]
-    if scale_rewards == "none":
+    if scale_rewards == "none":  # Dr. GRPO (2503.20783): no std scaling
         choose("std", std, STD_KINDS)
         return centered.reshape(-1)  # [B]
+    # group: DeepSeekMath (2402.03300) sec. 4.1.2; batch: TRL's scale_rewards="batch"
     sigma = _std(r, 1, std) if scale_rewards == "group" else _std(r, None, std)  # [B/G, 1] or []
     # sigma == 0 (an all-equal group): 0, even with eps = 0; elsewhere exactly TRL's formula
     adv = torch.where(sigma > 0, centered / (sigma + eps), torch.zeros_like(centered))  # [B/G, G]
@@ -130,7 +131,7 @@ def reinforce_advantages(
     """
     choose("baseline", baseline, BASELINES)
     r = _grouped(rewards, num_generations)  # [B/G, G]
-    if baseline == "leave_one_out":
+    if baseline == "leave_one_out":  # RLOO (2402.14740)
         return rloo_advantages(rewards, num_generations)
     if baseline == "group_mean":
         return (r - r.mean(1, keepdim=True)).reshape(-1)  # [B]

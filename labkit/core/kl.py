@@ -82,7 +82,7 @@ def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor, clamp: float | None = None
     """
     log_r = _log_ratio(ref_logp, logp)
     k3 = safe_exp(log_r) - 1 - log_r
-    return k3 if clamp is None else k3.clamp(-clamp, clamp)
+    return k3 if clamp is None else k3.clamp(-clamp, clamp)  # clamp: verl's low_var_kl
 
 
 def kl_k3_st(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:

@@ -59,7 +59,7 @@ def value_loss(
     unclipped = (values - returns) ** 2  # [B, T]
     if clip is None:
         per_token, clipped_frac = unclipped, unclipped.new_zeros(())
-    else:
+    else:  # value clipping: OpenAI baselines' PPO, not its paper (Engstrom et al. 2005.12729)
         v_clip = old_values + (values - old_values).clamp(-clip, clip)  # [B, T]
         clipped = (v_clip - returns) ** 2  # [B, T]
         per_token = torch.max(unclipped, clipped)

@@ -61,13 +61,13 @@ def token_weights(
     choose("loss_type", loss_type, LOSS_TYPES)
     mask = mask.to(float_dtype(mask))  # [B, T]; float64 stays float64
     B, T = mask.shape
-    if loss_type == "grpo":
+    if loss_type == "grpo":  # DeepSeekMath (2402.03300): 1/|o_i| per sequence
         return mask / mask.sum(-1, keepdim=True).clamp(min=1.0) / B  # [B, T]
-    if loss_type == "bnpo":
+    if loss_type == "bnpo":  # TRL's bnpo: the token mean of this batch
         return mask / mask.sum().clamp(min=1.0)
-    if loss_type == "dr_grpo":
+    if loss_type == "dr_grpo":  # Dr. GRPO (2503.20783): a constant, no 1/|o_i|
         return mask / (B * (max_completion_length or T))
-    if loss_type == "reinforce":
+    if loss_type == "reinforce":  # sum over a sequence, mean over sequences
         return mask / B
     n = (
         mask.sum()
@@ -75,7 +75,7 @@ def token_weights(
         else torch.as_tensor(num_items_in_batch, device=mask.device)
     )
     n = n.to(mask.dtype)
-    return mask / n.clamp(min=1.0)  # dapo, cispo
+    return mask / n.clamp(min=1.0)  # dapo, cispo: token-level loss (DAPO, 2503.14476)
 
 
 def _check(logp, old_logp, advantages, mask, loss_type, level, epsilon_high, beta, ref_logp):

@@ -47,9 +47,9 @@ def dpo_loss(
     chosen_r = beta * (chosen_logp - ref_chosen_logp)  # [B] implicit rewards
     rejected_r = beta * (rejected_logp - ref_rejected_logp)  # [B]
     h = (chosen_logp - ref_chosen_logp) - (rejected_logp - ref_rejected_logp)  # [B]
-    if loss_type == "sigmoid":
+    if loss_type == "sigmoid":  # DPO (2305.18290)
         losses = -F.logsigmoid(beta * h)  # [B]; logsigmoid is stable for any h
-    else:
+    else:  # IPO (2310.12036)
         losses = (h - 1 / (2 * beta)) ** 2  # [B]
     loss = losses.mean()
     stats = {

@@ -63,7 +63,7 @@ def importance_ratio(
     choose("importance_sampling_level", level, IS_LEVELS)
     mask = mask.to(float_dtype(logp, old_logp))  # [B, T]
     log_ratio = logp - old_logp  # [B, T]
-    if level == "sequence":  # GSPO: length-normalised sequence ratio
+    if level == "sequence":  # GSPO (2507.18071): length-normalised sequence ratio
         n = mask.sum(-1, keepdim=True).clamp(min=1)  # [B, 1]
         log_ratio = where_valid(log_ratio, mask).sum(-1, keepdim=True) / n  # [B, 1]
     ratio = safe_exp(log_ratio)  # [B, T] or [B, 1]
@@ -111,14 +111,14 @@ def clipped_surrogate(
     mask = mask.to(float_dtype(ratio, adv, logp))  # [B, T]
     adv = adv.unsqueeze(-1) if adv.dim() == 1 else adv  # [B, 1] or [B, T]
     none = torch.zeros_like(ratio * adv, dtype=torch.bool)  # [B, T] or [B, 1]
-    if loss_type == "reinforce":
+    if loss_type == "reinforce":  # REINFORCE (Williams 1992)
         loss, low, high = -adv * logp, none, none  # [B, T]: grad = -A grad log pi
-    elif loss_type == "cispo":
+    elif loss_type == "cispo":  # CISPO (MiniMax-M1, 2506.13585)
         w = ratio.clamp(max=eps_high).detach()  # clipped IS weight, no gradient through it
         loss, low, high = -w * adv * logp, none, (ratio > eps_high) & (adv > 0)  # [B, T]
-    else:
-        clipped = ratio.clamp(1 - eps_low, 1 + eps_high)
-        r1 = ratio if delta is None else ratio.clamp(max=delta)  # INTELLECT-2 two-sided clip
+    else:  # PPO-clip (1707.06347); GRPO (2402.03300)
+        clipped = ratio.clamp(1 - eps_low, 1 + eps_high)  # clip-higher: DAPO 2503.14476
+        r1 = ratio if delta is None else ratio.clamp(max=delta)  # INTELLECT-2 (2505.07291)
         loss = -torch.min(r1 * adv, clipped * adv)  # [B, T] or [B, 1]
         low, high = (ratio < 1 - eps_low) & (adv < 0), (ratio > 1 + eps_high) & (adv > 0)
     info = {
@@ -159,7 +159,7 @@ def kl_penalty(
     """
     choose("kl_estimator", estimator, KL_ESTIMATORS)
     mask = mask.to(float_dtype(logp, ref_logp, ratio))  # [B, T]
-    if is_correction and estimator == "k3":
+    if is_correction and estimator == "k3":  # IS-corrected k3: DeepSeek-V3.2, 2512.02556
         kl = kl_k3_is(logp, ref_logp, ratio=ratio, clamp=clamp)  # [B, T]
     else:
         kl = kl_estimate(logp, ref_logp, estimator, clamp)  # [B, T]
