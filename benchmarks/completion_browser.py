@@ -1,5 +1,5 @@
-"""How fast the completion browser opens a 100k-completion run (issue 15: "in under a few
-seconds"). Writes a run folder of N completion rows shaped like labkit's (782 steps x 128,
+"""How fast the completion browser opens a 100k-completion run (the goal: in under a few
+seconds). Writes a run folder of N completion rows shaped like labkit's (782 steps x 128,
 rewards, prompts, per-token rows for 4 a step), then times: building the index (one pass over
 samples.jsonl), a filtered page, a regex page, and the whole widget opening.
 

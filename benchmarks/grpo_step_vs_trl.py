@@ -4,15 +4,15 @@ Same tiny policy (the shipped cold-start checkpoint), same seed, 8 prompts x 8 g
 completion length 4 tokens, loss_type "dapo", beta 0.04 (both keep a frozen reference model),
 exact-match reward, lr 3e-4. labkit records all its diagnostics (4 completions of per-token
 tensors a step, every sample). Prints the median seconds per step of each, skipping warm-up,
-and the ratio labkit / TRL (issue 4's target: <= 0.7, issue 17's: <= 0.5). labkit runs each
-distinct prompt once per forward (``labkit.models.prefix``); the same loop with one plain forward
-per row is timed too, so the gain of sharing the prompt is visible apart from the rest.
+and the ratio labkit / TRL (the target: <= 0.5). labkit runs each distinct prompt once per
+forward (``labkit.models.prefix``); the same loop with one plain forward per row is timed too,
+so the gain of sharing the prompt is visible apart from the rest.
 
 The two loops take turns, one labkit step after each TRL step (a TRL callback runs it, outside
-TRL's clock), so both are timed under the same machine state: on this 2-vCPU VM the speed of
-small ops at two threads moves by ~1.4x between minutes (``benchmarks/grpo_step_vs_trl.txt``),
-which skewed the earlier back-to-back order either way. ``--sequential`` times them one after
-the other, as before.
+TRL's clock), so both are timed under the same machine state: on a shared 2-vCPU machine the
+speed of small ops at two threads can move by ~1.4x between minutes
+(``benchmarks/grpo_step_vs_trl.txt``), which skews a back-to-back order either way.
+``--sequential`` times them one after the other instead.
 
     .venv/bin/python benchmarks/grpo_step_vs_trl.py [--steps 40] [--sequential]
 """

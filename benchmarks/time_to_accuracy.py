@@ -2,7 +2,7 @@
 
 Runs the demo's configuration (the defaults of `python -m labkit demo`) and evaluates on the
 full held-out split every --every steps; evaluation time is not counted as training time.
-Target (issue 17): >= 0.90 held-out sampled accuracy within 60 s of training on 2 cores.
+Target: >= 0.90 held-out sampled accuracy within 60 s of training on 2 cores.
 
     .venv/bin/python benchmarks/time_to_accuracy.py [--steps 300] [--every 25]
 """

@@ -71,7 +71,7 @@ __all__ = [
 ]
 __all__ += core.__all__
 
-# issue 15: the reward runtime (time limits, worker processes) and the code-execution reward
+# reward tools: the runtime (time limits, worker processes), code execution, the bench, the doctor
 from labkit.rewards.bench import reward_bench
 from labkit.rewards.code import code_reward, code_tests, run_code
 from labkit.rewards.runtime import RewardRunner
@@ -79,7 +79,7 @@ from labkit.runs.diagnose import diagnose
 
 __all__ += ["RewardRunner", "code_reward", "code_tests", "diagnose", "reward_bench", "run_code"]
 
-# issue 16: multi-turn and tool environments (TRL's environment_factory shape)
+# multi-turn and tool environments (TRL's environment_factory shape)
 from labkit import envs
 from labkit.algos.config import MultiTurnConfig
 from labkit.algos.multiturn import MultiTurnGRPOTrainer

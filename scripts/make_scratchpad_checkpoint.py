@@ -1,4 +1,4 @@
-"""Build the cold starts of the reasoning labs (issue 14): ``tiny-think`` and ``tiny-direct``.
+"""Build the cold starts of the reasoning labs (90-97): ``tiny-think`` and ``tiny-direct``.
 
 Both are the ``tiny`` architecture trained from scratch by SFT on the ``scratchpad`` task (five
 digits to add, ``labkit/tasks/scratchpad.py``), with the same steps, batch and learning rate:

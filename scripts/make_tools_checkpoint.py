@@ -9,11 +9,11 @@ guessing-game episodes whose every guess is uniform in the interval the hints le
 cold start calls the tool about half the time whatever the difficulty, and guesses at random
 inside the interval: RL has to learn when to call and how to search.
 The SFT loss is masked as the RL loss is: the tool's answers (``1776]``, ``<]``) are context,
-not targets (``BracketProtocol.writers``). Earlier tries had the policy copy the tool's answer
-after it (``"[37*48=1776]1776"``): without the mask (600 steps) 0 of 32 hard held-out prompts
-came out right, with it (1500 steps) 3 %, and GRPO then dropped the tool (call rate 0.47 ->
-0.02 in 200 steps): a call that costs and rarely pays. Submitting the tool's answer by stopping
-removes the copy; what RL must learn is only whether to call.
+not targets (``BracketProtocol.writers``). Why stopping submits: a policy that must copy the
+tool's answer after the call (``"[37*48=1776]1776"``) learns the copy badly (0 of 32 hard
+held-out prompts right without the mask after 600 steps, 3 % with it after 1500), and GRPO then
+drops the tool (call rate 0.47 -> 0.02 in 200 steps): a call that costs and rarely pays. With
+the copy gone, what RL must learn is only whether to call.
 
     python scripts/make_tools_checkpoint.py          # ~10 minutes on 2 shared cores
 """

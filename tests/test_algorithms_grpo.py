@@ -107,7 +107,7 @@ def test_each_algorithm_improves_heldout_accuracy_on_a_fixed_seed(name, heldout_
 
 def test_clip_stats_cover_every_inner_update_and_show_clipped_tokens():
     """mu = 2 and a learning rate that moves the policy: the first update's ratio is exactly 1,
-    so clipping shows only in the later updates, which the metrics and token rows now record
+    so clipping shows only in the later updates, which the metrics and token rows record
     (seed 0, 5 steps, lr 2e-3 measured: clip/region_last 0.02-0.09, ratio/max up to ~34)."""
     tr = lk.GRPOTrainer(
         num_iterations=2,
@@ -135,8 +135,8 @@ def test_clip_stats_cover_every_inner_update_and_show_clipped_tokens():
 
 @pytest.mark.parametrize("make", ["grpo", "ppo"])
 def test_entropy_is_computed_once_per_update_with_the_bonus(make, monkeypatch):
-    """With entropy_coef > 0 the bonus's H is reused for the record (review item of issue 17):
-    one entropy_from_logits per update (GRPO: mu updates; PPO: one per minibatch)."""
+    """With entropy_coef > 0 the bonus's H is reused for the record: one entropy_from_logits
+    per update (GRPO: mu updates; PPO: one per minibatch)."""
     import labkit.algos.grpo as grpo_mod
     import labkit.algos.ppo as ppo_mod
     import labkit.core.logprobs as lp

@@ -1,6 +1,6 @@
-"""Every tensor of a training step is created on the model's device (issue 17).
+"""Every tensor of a training step is created on the model's device.
 
-This machine has no GPU, so three checks stand in for one:
+The suite runs without a GPU, so three checks stand in for one:
 1. static: every tensor constructor (``torch.zeros``, ``torch.tensor``, ``torch.Generator``, ...)
    in the training path names its device (an AST walk; a planted bad constructor fails it);
 2. runtime: a real step of every trainer, with a TorchFunctionMode that records each factory

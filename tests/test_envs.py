@@ -1,4 +1,4 @@
-"""Environments and episodes (issue 16): the TRL-shaped interface, the text protocol, the
+"""Environments and episodes: the TRL-shaped interface, the text protocol, the
 env mask and turn boundaries of a real episode, tool faults, limits."""
 
 import pathlib

@@ -1,5 +1,5 @@
 """Environment tokens get no gradient and no KL: loss_mask = completion_mask * env_mask, under
-every loss type, importance-sampling level and KL estimator (issue 16)."""
+every loss type, importance-sampling level and KL estimator."""
 
 import itertools
 

@@ -33,7 +33,7 @@ def test_the_preset_follows_the_gpu(monkeypatch, capsys, gb, cap, name, prec):
 
 
 def test_no_gpu_falls_back_to_the_cpu_configuration_with_a_message(capsys):
-    name, preset = gpu.pick_preset()  # this machine has no GPU
+    name, preset = gpu.pick_preset()  # the suite runs without a GPU
     assert name == "cpu" and preset["model"] == "tiny"
     assert "No GPU here" in capsys.readouterr().out
 
@@ -83,4 +83,4 @@ def test_smollm2_presets_and_the_offline_message(monkeypatch, capsys):
         gpu.pick_preset("gpt2")
     monkeypatch.undo()
     with pytest.raises(ValueError, match="Hugging Face hub, which is not reachable here"):
-        gpu.gpu_trainer(preset)  # this machine is offline: a clear message, not a hub trace
+        gpu.gpu_trainer(preset)  # offline: a clear message, not a hub trace

@@ -1,7 +1,7 @@
-"""Host syncs per training step do not grow with batch size or completion length (issue 17).
+"""Host syncs per training step do not grow with batch size or completion length.
 
 A sync is a read of device data by Python: ``.item()``, ``.tolist()``, ``.cpu()``,
-``.numpy()``, ``bool()/int()/float()`` of a tensor. On this CPU they cost nothing, so they are
+``.numpy()``, ``bool()/int()/float()`` of a tensor. On a CPU they cost nothing, so they are
 counted by patching those methods. Sampling asks "has every row ended?" on the GPU only at
 t = 3, 7, 15, ... (``labkit.models.rollout.stop_check``); the test applies that GPU rule, so
 the count may grow by log2(T) at most, and must not grow with B. Not counted (they read device

@@ -1,5 +1,5 @@
 """Hub tasks without the hub: GSM8K's schema in a local file, through ``datasets`` and
-``math-verify``, end to end in a GRPO step (issue 17)."""
+``math-verify``, end to end in a GRPO step."""
 
 from __future__ import annotations
 

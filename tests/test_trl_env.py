@@ -1,4 +1,4 @@
-"""labkit's environments in TRL 1.16 (issue 16): TRL's masked loss on labkit's episodes equals
+"""labkit's environments in TRL 1.16: TRL's masked loss on labkit's episodes equals
 labkit's, and TRL trains a few steps with labkit's episode loop as ``rollout_func``."""
 
 import pytest

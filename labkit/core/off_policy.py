@@ -18,7 +18,7 @@ Where labkit departs from the report, and why:
   with the trained model itself, so pi_old is the trainer's recomputation at sampling time
   (``GRPOTrainer.reference_logprobs``); the two agree up to float noise, and, with top-p/top-k,
   only when ``truncated_logprobs=True`` (the keep-sampling-mask trick).
-- the divergence is re-measured at every inner update against the current pi_theta (the
+- the divergence is recomputed at every inner update against the current pi_theta (the
   report's equation has pi_theta in it; it does not say more). At the first update pi_theta =
   pi_old, so with delta >= 0 nothing is masked there.
 """

@@ -4,8 +4,8 @@ small stand-in: the tiny policy on 2-digit addition, fp32 against bf16 autocast.
 Presets (batch, completion length, gradient checkpointing) per GPU class, for
 Qwen2.5-0.5B-Instruct and SmolLM2-360M-Instruct, each sized to fit its class by labkit's memory
 estimate on a meta-device copy (:func:`preset_table`); precision follows compute capability.
-Their step times are NOT measured here (this machine has no GPU and no hub): ``expected_step_s``
-stays None until a GPU run fills it (``benchmarks/gpu_step_vs_trl.py`` measures it).
+Their step times are not known yet: ``expected_step_s`` stays None until a GPU run of
+``benchmarks/gpu_step_vs_trl.py`` measures it.
 """
 
 from __future__ import annotations

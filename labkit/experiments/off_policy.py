@@ -1,4 +1,4 @@
-"""GSPO and CISPO against GRPO's token-level PPO-clip under off-policy stress (issue 13, item 4).
+"""GSPO and CISPO against GRPO's token-level PPO-clip under off-policy stress (lab 80).
 
 Three objectives on the same seed, budget and stress (mu = 4 inner updates on each batch, a
 learning rate 2x the demo's, constant):

@@ -9,7 +9,7 @@ TRL corrects the same mismatch (vLLM sampler vs trainer) with truncated importan
 weight each token by min(pi_train / pi_sample, C) (Yao et al. 2025, "Your efficient RL
 framework secretly brings you off-policy RL training"; TRL's ``vllm_importance_sampling_*``).
 
-Measured here on the CPU (autocast runs bf16 and fp16 there too), per precision:
+What :func:`run` measures on the CPU (autocast runs bf16 and fp16 there too), per precision:
 ``|dlogp|`` = mean over completion tokens of |log pi_sample - log pi_train| (same precision),
 ``|dlogp| vs fp32`` = the trainer's low-precision log-probs against an fp32 full forward.
 TIS weights w = min(pi_train / pi_sample, C) (``labkit.core.tis``, C = ``TIS_CAP``): ``w min``,

@@ -1,4 +1,4 @@
-"""DeepSeek-V3.2's two off-policy tricks on the toy, under mu > 1 (issue 13, item 8).
+"""DeepSeek-V3.2's two off-policy tricks on the toy, under mu > 1 (lab 81).
 
 DeepSeek-V3.2 (DeepSeek-AI 2025, arXiv 2512.02556, sec. 3.1) stabilises GRPO with:
 1. Off-policy sequence masking: the policy term of a sequence i is multiplied by

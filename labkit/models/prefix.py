@@ -77,9 +77,9 @@ def prompt_forward(
 
 PACK_MAX = 100
 """Longest packed row (prompt + G completions, tokens) the training forwards pack; longer ones
-take the KV-cache path, whose attention does not grow as (G T)^2. Measured on the tiny policy
-(2 threads, forward + backward, ``benchmarks/prefix_packing.py``): packed / cache 0.73 at 22
-tokens, 0.89 at 70, 1.01-1.04 at 134, 1.6 at 518."""
+take the KV-cache path, whose attention does not grow as (G T)^2. On the tiny policy (forward +
+backward, ``benchmarks/prefix_packing.txt``) packed / cache is 0.73 at 22 tokens, 0.83-0.88 at
+70, 1.02-1.03 at 134 and 1.7 at 518."""
 
 
 def packed_mask(prompt_mask: torch.Tensor, completion_mask: torch.Tensor) -> torch.Tensor:

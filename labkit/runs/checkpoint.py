@@ -87,7 +87,7 @@ def load(trainer, run_dir, step: int) -> None:
     state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
     trainer.model.load_state_dict(state["model"])
     trainer.optimizer.load_state_dict(state["optimizer"])
-    if state["scheduler"] is not None:  # None in DPO checkpoints written before the Trainer base
+    if state["scheduler"] is not None:  # None: saved without one (older DPO runs)
         trainer.scheduler.load_state_dict(state["scheduler"])
     trainer.rng.setstate(state["rng"])
     if state["generator"] is not None:

@@ -3,7 +3,7 @@
 ``"3+5+8+2+7="`` -> ``"<think>3+5=8 8+8=16 16+2=18 18+7=25</think><answer>25</answer>"``. Each
 step adds one digit to the running sum; the answer is then the last step's sum. A direct answer
 (``"<answer>25</answer>"``) must add five digits in one forward pass. This is the
-reasoning recipes' task (DeepSeek-R1, arXiv 2501.12948; issue 14): RL should learn to think.
+reasoning recipes' task (DeepSeek-R1, arXiv 2501.12948): RL should learn to think.
 
 Two notations (the toy's "languages", for R1's language-consistency reward): ``digits``
 (``16+2=18``) and ``letters`` (a=0 ... j=9: ``bg+c=bi``). A cold-start trace is written in one
