@@ -34,7 +34,7 @@ def babble_pairs(model, tok, task, n: int, babble: float, max_tail: int, seed: i
     rng = random.Random(seed)
     examples = [rng.choice(task.train) for _ in range(n)]
     answers = rollout(
-        model, tok, [e.prompt for e in examples], task.max_answer_chars + 1, 0.0
+        model, tok, [e.prompt for e in examples], task.max_answer_chars + 1, temperature=0.0
     ).completions
     pairs = []
     for e, a in zip(examples, answers):
@@ -78,7 +78,7 @@ def main():
         tok,
         [e.prompt for e in probe],
         MAX_LEN,
-        1.0,
+        temperature=1.0,
         generator=torch.Generator().manual_seed(1),
     )
     stats = {

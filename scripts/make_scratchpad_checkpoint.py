@@ -61,7 +61,7 @@ def probe(model, tok, task, n: int = 512, seed: int = 1) -> dict:
             tok,
             [e.prompt + prefix for e in ex],
             MAX_LEN,
-            1.0,
+            temperature=1.0,
             generator=torch.Generator().manual_seed(seed),
         )
         texts = [prefix + c for c in r.completions]

@@ -165,11 +165,13 @@ def test_entropy_is_computed_once_per_update_with_the_bonus(make, monkeypatch):
     assert len(calls) == updates and m["entropy"] > 0
 
 
-def test_reward_runner_is_set_up_before_first_use():
+def test_reward_runner_is_built_on_first_use_and_rebuilt_when_its_settings_change():
     tr = lk.GRPOTrainer("tiny", prompts_per_step=2, num_generations=2, max_steps=1, save_steps=0)
-    assert tr._runner is None and tr._runner_key is None  # no getattr guard needed
-    runner = tr.reward_runner
-    assert tr._runner is runner and tr.reward_runner is runner  # built once, kept
+    assert tr.scorer._runner is None  # no worker before the first reward call
+    runner = tr.scorer.runner(tr.config)
+    assert tr.scorer.runner(tr.config) is runner  # built once, kept
+    tr.update(reward_timeout=3.0)
+    assert tr.scorer.runner(tr.config) is not runner
 
 
 def test_grpo_on_scratchpad_takes_the_tasks_completion_length():

@@ -77,11 +77,11 @@ def _run(policy, prompts, env_cls, L=20, turns=2, seed=0):
         tok,
         prompts,
         envs,
-        cols,
-        BracketProtocol(),
-        L,
-        turns,
-        1.0,
+        columns=cols,
+        protocol=BracketProtocol(),
+        max_completion_length=L,
+        max_turns=turns,
+        temperature=1.0,
         generator=torch.Generator().manual_seed(seed),
         tool_timeout=0.2,
     )
@@ -174,7 +174,7 @@ def test_a_multiturn_step_masks_env_tokens_and_logs_tools_and_faults():
         max_turns=7,
         seed=0,
     )
-    assert [f.__name__ for f, _ in g.reward_funcs] == ["GuessNumber"]  # get_reward, as TRL
+    assert [f.__name__ for f, _ in g.scorer.funcs] == ["GuessNumber"]  # get_reward, as TRL
     assert g.train(1, progress=False).metrics["turns/mean"].iloc[0] > 1
 
 

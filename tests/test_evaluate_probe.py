@@ -30,7 +30,7 @@ def test_the_probe_draws_what_one_seeded_generator_draws_batch_after_batch(think
     gen, want, lengths = torch.Generator().manual_seed(4), [], []
     prompts = [e.prompt for e in ex for _ in range(2)]
     for i in range(0, len(prompts), 5):
-        b = rollout(model, tok, prompts[i : i + 5], 40, 1.0, generator=gen)
+        b = rollout(model, tok, prompts[i : i + 5], 40, temperature=1.0, generator=gen)
         want, lengths = want + b.completions, lengths + b.lengths.tolist()
     assert p.completions == want and p.lengths == lengths
     assert [e.prompt for e in p.examples] == prompts

@@ -27,7 +27,9 @@ def test_ramble_task_grades_the_leading_integer():
 def long_fraction(name):
     model, tok = lk.load_policy(name)
     prompts = [e.prompt for e in get_task("addition").heldout[:256]]
-    r = rollout(model, tok, prompts, 16, 1.0, generator=torch.Generator().manual_seed(1))
+    r = rollout(
+        model, tok, prompts, 16, temperature=1.0, generator=torch.Generator().manual_seed(1)
+    )
     return (r.lengths > 4).float().mean().item()
 
 

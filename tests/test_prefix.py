@@ -63,7 +63,7 @@ def grouped_batch(model, tok, G=4, n=6, T=5, seed=0):
         tok,
         [p for p in prompts for _ in range(G)],
         T,
-        1.0,
+        temperature=1.0,
         generator=torch.Generator().manual_seed(seed),
     )
 
@@ -132,8 +132,8 @@ def test_greedy_sampling_of_a_grouped_batch_equals_each_prompt_alone(tiny):
             enc["input_ids"],
             enc["attention_mask"],
             6,
-            tok.eos_token_id,
-            tok.pad_token_id,
+            eos_id=tok.eos_token_id,
+            pad_id=tok.pad_token_id,
             temperature=0.0,
         )
         n = int(mask.sum())
@@ -180,7 +180,7 @@ def test_groups_of_unequal_size_fall_back_to_the_kv_cache(policy64):
         tok,
         ["7+5=", "7+5=", "7+5=", "40+2="],
         4,
-        1.0,
+        temperature=1.0,
         generator=torch.Generator().manual_seed(0),
     )
     shared_ = distinct_prompts(b.prompt_ids, b.prompt_mask)

@@ -212,4 +212,4 @@ def test_reward_versions_say_which_source_and_weights_produced_which_steps(runs)
     assert v["reward_version"].iloc[0].startswith("digit_partial@")
     assert "mine@" in v["reward_version"].iloc[1] and v["reward_version"].iloc[1].endswith("x0.5")
     assert v["reward_version"].iloc[2].endswith("x2")
-    assert tr.reward_funcs[1][1] == 2.0  # and the new weight is the one used
+    assert tr.scorer.funcs[1][1] == 2.0  # and the new weight is the one used

@@ -119,7 +119,7 @@ def test_apply_swaps_the_reward_between_steps_and_logs_the_switch():
     assert len(ed.result["rewards"]) == 4  # the bank is the trainer's samples
     ed.apply_btn.click()
     assert "applied exact after step 1" in ed.message.value
-    assert [f.__name__ for f, _ in tr.reward_funcs] == ["exact"]
+    assert [f.__name__ for f, _ in tr.scorer.funcs] == ["exact"]
     ev = tr.log.events
     assert ev.iloc[-1]["step"] == 1 and ev.iloc[-1]["reward_funcs"] == ["exact"]
     m = tr.step()

@@ -68,8 +68,12 @@ def test_skipping_zero_advantage_rows_changes_neither_gradient_nor_record(kw):
     g_all, m_all, tok_all = one_step(False, **kw)
     g_skip, m_skip, tok_skip = one_step(True, **kw)
     assert m_skip["train/rows_frac"] < 1  # some rows were skipped on this seed (0.625)
-    for i, (a, b) in enumerate(zip(g_all, g_skip)):  # every inner update; after the first the
-        assert (a - b).norm() <= (1e-5 if i == 0 else 1e-4) * a.norm()  # weights differ by rounding
+    # Every inner update. After the first, the two trainers' weights differ by rounding, and
+    # AdamW divides each coordinate by sqrt(v): a coordinate whose gradient is ~1e-8 moves by
+    # ~lr whatever its rounding, so later gradients agree to ~1e-4 (1.1e-4 on dr_grpo on some
+    # CPUs), the first to 1e-5.
+    for i, (a, b) in enumerate(zip(g_all, g_skip)):
+        assert (a - b).norm() <= (1e-5 if i == 0 else 3e-4) * a.norm()
     for k in SAME:
         assert m_skip[k] == pytest.approx(m_all[k], rel=1e-4, abs=1e-6), k
     flat = lambda rows: [x for row in rows["logp"] for x in row]  # the per-token record
@@ -86,10 +90,12 @@ def test_a_batch_without_spread_trains_on_the_diagnostics_rows_only():
     tr.prepare(r)
     r.advantages = torch.zeros_like(r.advantages)
     r.advantages[5] = 1.0
-    rows, scale = za.trained_rows(r, tr.config, tr.max_len)
-    assert rows.tolist() == [0, 1, 5]
+    rows = za.trained_rows(r, tr.config, tr.max_len)
+    assert rows.index.tolist() == [0, 1, 5] and rows.batch.prompts == [
+        r.prompts[i] for i in (0, 1, 5)
+    ]
     n = r.loss_mask.sum(-1)  # dapo: the kept rows' tokens over all tokens
-    assert scale.item() == pytest.approx((n[[0, 1, 5]].sum() / n.sum()).item())
+    assert rows.scale.item() == pytest.approx((n[[0, 1, 5]].sum() / n.sum()).item())
 
 
 @pytest.mark.parametrize("kw", [{"beta": 0.04}, {"entropy_coef": 0.01}, {"top_k": 5}])

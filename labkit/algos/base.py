@@ -90,6 +90,7 @@ class Trainer:
         task="addition",
         config=None,
         tokenizer=None,
+        *,
         run_name: str | None = None,
         device=None,
         dtype=None,
@@ -284,9 +285,15 @@ class Trainer:
 
     def log_event(self, kind: str, changes: dict) -> None:
         """An ``events`` row: what changed, after which step (figures mark it)."""
-        if hasattr(changes.get("task"), "name"):  # a Task passed to from_run/fork: its name
-            changes = {**changes, "task": changes["task"].name}
+        changes = self.event_fields(changes)
         self.log.log("events", [{"step": self.global_step, "kind": kind, **changes}])
+
+    def event_fields(self, changes: dict) -> dict:
+        """``changes`` as an event row records them: objects by name (a Task passed to
+        ``from_run``/``fork``: its name). A subclass adds its own (reward functions)."""
+        if hasattr(changes.get("task"), "name"):
+            return {**changes, "task": changes["task"].name}
+        return dict(changes)
 
     # -- checkpoints -----------------------------------------------------------------------
     @classmethod

@@ -1,14 +1,13 @@
 """DAPO's data-side tricks (Yu et al. 2025, 2503.14476): soft overlong punishment and the
 group filter of dynamic sampling. Clip-higher and the token-level loss live in
-``labkit.core.policy_loss`` (``epsilon_high``, ``loss_type="dapo"``); overlong filtering is
-``mask_truncated_completions`` in the trainer.
+``labkit.core.policy_loss`` (``epsilon_high``, ``loss_type="dapo"``); the sampling loop of
+dynamic sampling is ``SamplingTrainer.collect`` and overlong filtering its ``loss_mask``
+(``mask_truncated_completions``), both in ``labkit.algos.sampling``.
 """
 
 from __future__ import annotations
 
 import torch
-
-from labkit.models.rollout import Rollout, concat
 
 
 def soft_overlong_penalty(
@@ -39,31 +38,3 @@ def informative_groups(rewards: torch.Tensor, num_generations: int) -> torch.Ten
     groups = rewards.view(-1, num_generations)  # [B/G, G]
     spread = groups.max(1).values > groups.min(1).values  # [B/G]
     return spread.repeat_interleave(num_generations)  # [B]
-
-
-def dynamic_sample(trainer) -> Rollout:
-    """DAPO's dynamic sampling: keep the groups whose rewards differ, sampling again (up to
-    ``max_sampling_rounds``) until ``prompts_per_step`` groups are kept.
-
-    Returns a scored :class:`Rollout` like ``trainer.collect``; its ``info`` has
-    ``sampling/rounds`` and ``sampling/kept_frac`` (kept groups / sampled groups). Departure
-    from DAPO (which samples without limit): after the last round it trains on the groups kept
-    (on the last batch, all zero-advantage, if none was kept).
-    """
-    c, G = trainer.config, trainer.config.num_generations
-    parts, rounds, seen, kept = [], 0, 0, 0
-    while kept < c.prompts_per_step and rounds < c.max_sampling_rounds:
-        r = trainer.score(trainer.generate())
-        rounds, seen = rounds + 1, seen + len(r) // G
-        keep = informative_groups(r.rewards, G).nonzero().squeeze(-1)  # [n]
-        if len(keep):
-            parts.append(r.select(keep))
-            kept += len(keep) // G
-    info = {"sampling/rounds": rounds, "sampling/kept_frac": kept / seen}
-    if parts:
-        n = min(kept, c.prompts_per_step) * G
-        r = concat(parts, trainer.tokenizer.pad_token_id).select(
-            torch.arange(n, device=trainer.device)
-        )
-    r.info.update(info)
-    return r

@@ -57,7 +57,16 @@ class DPOTrainer(Trainer):
         **overrides,
     ):
         self.pairs = pairs
-        super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
+        super().__init__(
+            model,
+            task,
+            config,
+            tokenizer,
+            run_name=run_name,
+            device=device,
+            dtype=dtype,
+            **overrides,
+        )
 
     def setup(self) -> None:
         c = self.config

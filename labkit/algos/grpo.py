@@ -5,7 +5,7 @@ One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions), one
   1. :meth:`GRPOTrainer.generate`: ``prompts_per_step`` prompts, G = ``num_generations``
      completions each;
   2. :meth:`GRPOTrainer.score` (``labkit.algos.scoring``): each reward function (TRL's
-     signature), weighted sum, and the task's verifier (``correct``);
+     signature), weighted sum; then the task's verifier (``correct``);
   3. :meth:`GRPOTrainer.advantages`: GRPO's group z-score A_i = (r_i - mean_group) /
      (std_group + 1e-4) (``scale_rewards``), or RLOO / REINFORCE baselines
      (``advantage_estimator``);
@@ -25,16 +25,14 @@ reference is also kept at beta = 0 when ``track_kl`` (KL is then logged, not opt
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import torch
 
-from labkit.algos.base import StepRecord, Trainer
+from labkit.algos.base import StepRecord
 from labkit.algos.config import GRPOConfig
-from labkit.algos.dapo import dynamic_sample
-from labkit.algos.scoring import RewardScoring
-from labkit.algos.zero_advantage import trained_rows, whole_batch_stats
+from labkit.algos.sampling import SamplingTrainer
+from labkit.algos.zero_advantage import TrainedRows, trained_rows
 from labkit.core import (
     entropy_bonus,
     entropy_from_logits,
@@ -45,19 +43,11 @@ from labkit.core import (
     rloo_advantages,
     truncated_is_weight,
 )
-from labkit.models.policy import frozen_copy, is_peft
-from labkit.models.rollout import Rollout, completion_logprobs, rollout
-from labkit.runs.records import (
-    group_correct,
-    inner_update_metrics,
-    sample_rows,
-    step_metrics,
-    token_rows,
-)
-from labkit.tasks.base import max_completion_tokens
+from labkit.models.rollout import Rollout, completion_logprobs
+from labkit.runs.records import sample_rows, step_metrics, token_rows
 
 
-class GRPOTrainer(RewardScoring, Trainer):
+class GRPOTrainer(SamplingTrainer):
     """``GRPOTrainer(model="tiny", reward_funcs=[...], task="addition", max_steps=100).train()``.
 
     ``model`` is a name for :func:`labkit.load_policy` or a model (then pass ``tokenizer``).
@@ -68,112 +58,7 @@ class GRPOTrainer(RewardScoring, Trainer):
     config_class = GRPOConfig
     algorithm = "grpo"
 
-    def __init__(
-        self,
-        model="tiny",
-        reward_funcs=("digit_partial",),
-        task="addition",
-        config: GRPOConfig | None = None,
-        tokenizer=None,
-        run_name: str | None = None,
-        track_kl: bool = True,
-        device=None,
-        dtype=None,
-        **overrides,
-    ):
-        self.reward_funcs, self.track_kl = reward_funcs, track_kl
-        super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
-
-    def setup(self) -> None:
-        self.setup_rewards()
-        wants_ref = self.config.beta > 0 or self.track_kl
-        # LoRA: pi_ref is the same model with its adapter disabled, not a second copy
-        self.adapter_ref = wants_ref and is_peft(self.model)
-        self.ref_model = frozen_copy(self.model) if wants_ref and not self.adapter_ref else None
-
-    # -- configuration -------------------------------------------------------------------
-    def run_config(self) -> dict:
-        return {**super().run_config(), "track_kl": self.track_kl, **self.reward_run_config()}
-
-    @classmethod
-    def restore_kwargs(cls, run_dir, meta: dict) -> dict:
-        return {
-            **super().restore_kwargs(run_dir, meta),
-            "reward_funcs": meta["reward_funcs"],
-            "track_kl": meta.get("track_kl", True),
-        }
-
-    def check_update(self, new) -> None:
-        if new.beta > 0 and not self.has_reference:
-            raise ValueError(
-                "beta > 0 needs a reference model: create the trainer with "
-                "track_kl=True (the default) or beta > 0"
-            )
-
-    def update(self, reward_funcs=None, **changes) -> None:
-        """Change hyperparameters (validated) or reward functions; applied between steps."""
-        new = dataclasses.replace(self.config, **changes)  # __post_init__ refuses bad values
-        self.check_update(new)
-        funcs = reward_funcs or (
-            [f for f, _ in self.reward_funcs] if "reward_weights" in changes else None
-        )  # new weights only
-        rewards = self._check_rewards(funcs, new.reward_weights) if funcs else None
-        with self.lock:
-            self.config = new
-            self.apply_config()
-            if rewards:
-                self.reward_funcs = rewards
-            if reward_funcs:
-                self.close_reward_workers()
-                changes["reward_funcs"] = reward_funcs
-            self.log_event("update", changes)
-
-    @property
-    def has_reference(self) -> bool:
-        """True when pi_ref log-probs are computed (a frozen copy or the disabled adapter)."""
-        return self.ref_model is not None or self.adapter_ref
-
-    def postfix(self, m: dict) -> dict:
-        return {"reward": f"{m['reward/mean']:.3f}", "acc": f"{m['accuracy']:.2f}"}
-
-    @property
-    def max_len(self) -> int:
-        """L_max: tokens sampled at most per completion (``max_completion_length``, or what the
-        task needs). Dr. GRPO's constant divides by it (TRL: ``max_completion_length``), not by
-        the batch's padded width, which would move with the longest completion of each batch."""
-        return max_completion_tokens(self.task, self.config.max_completion_length)
-
-    # -- generate -> score -> advantages ---------------------------------------------------
-    def generate(self) -> Rollout:
-        """Sample G completions for each of ``prompts_per_step`` training prompts."""
-        c = self.config
-        examples = [
-            e
-            for e in self.task.sample_prompts(c.prompts_per_step, self.rng)
-            for _ in range(c.num_generations)
-        ]
-        r = rollout(
-            self.model,
-            self.tokenizer,
-            [e.prompt for e in examples],
-            self.max_len,
-            c.temperature,
-            c.top_k,
-            c.top_p,
-            self.generator,
-            c.truncated_logprobs,
-            keep_entropy=c.skip_zero_advantage,
-        )
-        r.examples = examples
-        return r
-
-    def collect(self) -> Rollout:
-        """Generate and score; with ``dynamic_sampling`` only groups whose rewards differ
-        (:func:`labkit.algos.dapo.dynamic_sample`)."""
-        if self.config.dynamic_sampling:
-            return dynamic_sample(self)
-        return self.score(self.generate())
-
+    # -- advantages and what the loss needs ------------------------------------------------
     def advantages(self, rewards: torch.Tensor) -> torch.Tensor:
         """[B] -> [B] by ``advantage_estimator`` (all from ``labkit.core.advantages``)."""
         c = self.config
@@ -185,33 +70,25 @@ class GRPOTrainer(RewardScoring, Trainer):
         return reinforce_advantages(rewards, c.num_generations, baseline)
 
     def prepare(self, r: Rollout) -> Rollout:
-        """What the loss needs besides the policy: verifier, advantages, loss mask, pi_ref."""
-        r.correct = group_correct(self.task, r.completions, r.examples, self.device)  # [B]
-        observe = getattr(self.task, "observe", None)  # a pass-rate sampler (tasks/curriculum)
-        if observe is not None:
-            observe(r.examples, r.correct)
+        """What the loss needs besides the policy: verifier, advantages, loss mask, pi_old and
+        pi_ref log-probs."""
+        self.verify(r)
         r.advantages = self.advantages(r.rewards)  # [B]
-        mask = r.completion_mask.float()  # [B, T]
-        if self.config.mask_truncated_completions:  # DAPO's overlong filtering
-            mask = mask * (~r.truncated).float().unsqueeze(1)
-        r.loss_mask = mask
+        r.loss_mask = self.loss_mask(r)  # [B, T]
+        self.old_logprobs(r)
         self.reference_logprobs(r)
         return r
 
     @torch.no_grad()
-    def reference_logprobs(self, r: Rollout) -> None:
-        """pi_old (when mu > 1; else the first update's own log-probs) and pi_ref log-probs."""
-        t = self.config.temperature or 1.0
+    def old_logprobs(self, r: Rollout) -> None:
+        """``r.old_logp`` [B, T] when mu > 1: the sampler's log-probs when they are pi_old's
+        (:meth:`sampling_logprobs`), else a no-grad forward. With mu = 1 it stays None: the
+        first update's own log-probs are pi_old (ratio 1)."""
         if self.config.num_iterations > 1:
-            # no extra forward when sampling kept them; TIS needs the trainer's own pi_old
+            # TIS compares the sampler with the trainer: pi_old must be the trainer's forward
             r.old_logp = None if self.config.tis_cap is not None else self.sampling_logprobs(r)
             if r.old_logp is None:
-                r.old_logp = completion_logprobs(self.model, r, t)
-        if self.adapter_ref:
-            with self.model.disable_adapter():
-                r.ref_logp = completion_logprobs(self.model, r, t)
-        elif self.ref_model is not None:
-            r.ref_logp = completion_logprobs(self.ref_model, r, t)
+                r.old_logp = completion_logprobs(self.model, r, self.config.temperature or 1.0)
 
     def sampling_logprobs(self, r: Rollout):
         """log pi_old [B, T] as the sampler computed it, when it is the distribution the loss
@@ -226,31 +103,33 @@ class GRPOTrainer(RewardScoring, Trainer):
         return r.sample_logp if same and r.sample_logp is not None else None
 
     # -- the step --------------------------------------------------------------------------
-    def loss(self, logp: torch.Tensor, r: Rollout):
-        """The configured policy loss of ``logp`` [B, T] on rollout ``r``: (loss, stats)."""
+    def loss(self, logp: torch.Tensor, batch: Rollout):
+        """The configured policy loss of ``logp`` [B, T] on ``batch``: (loss, stats)."""
         c = self.config
-        adv, keep = r.advantages, None
+        adv, keep = batch.advantages, None
         if c.off_policy_mask is not None:  # DeepSeek-V3.2: M_i multiplies the policy term only
-            keep = off_policy_sequence_mask(logp, r.old_logp, adv, r.loss_mask, c.off_policy_mask)
+            keep = off_policy_sequence_mask(
+                logp, batch.old_logp, adv, batch.loss_mask, c.off_policy_mask
+            )
             adv = adv * (keep.squeeze(-1) if adv.dim() == 1 else keep)  # [B] or [B, T]
         if c.tis_cap is not None:  # Yao et al. 2025: w_t multiplies the policy term only
             w, tis = truncated_is_weight(
-                r.old_logp, r.sample_logp, r.loss_mask, c.tis_cap, c.tis_mode
+                batch.old_logp, batch.sample_logp, batch.loss_mask, c.tis_cap, c.tis_mode
             )  # [B, T] or [B, 1], detached, >= 0
             # w >= 0, so w * -min(rho A, clip(rho) A) = -min(rho wA, clip(rho) wA): TRL's product
             adv = (adv.unsqueeze(-1) if adv.dim() == 1 else adv) * w  # [B, 1] or [B, T]
             adv = adv.squeeze(-1) if adv.shape[-1] == 1 else adv  # [B] or [B, T]
         loss, stats = policy_loss(
             logp,
-            r.old_logp,
+            batch.old_logp,
             adv,
-            r.loss_mask,
+            batch.loss_mask,
             loss_type=c.loss_type,
             epsilon=c.epsilon,
             epsilon_high=c.epsilon_high,
             importance_sampling_level=c.importance_sampling_level,
             max_completion_length=self.max_len,
-            ref_logp=r.ref_logp,
+            ref_logp=batch.ref_logp,
             beta=c.beta,
             kl_estimator=c.kl_estimator,
         )
@@ -260,50 +139,65 @@ class GRPOTrainer(RewardScoring, Trainer):
             stats.update(tis)
         return loss, stats
 
+    def update_loss(self, batch: Rollout, rows: TrainedRows | None, first: bool):
+        """One inner update's loss on ``batch`` (the rows that train): (loss, stats, logp,
+        logits, H). ``stats`` describe the whole rollout (``rows.whole_batch``); H [b, T] is
+        pi_theta's entropy when the entropy bonus needed it (None otherwise)."""
+        c, tau = self.config, self.config.temperature or 1.0
+        logp, logits = completion_logprobs(self.model, batch, tau, True)  # [b, T], [b, T, V]
+        if batch.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
+            batch.old_logp = logp.detach()
+        loss, stats = self.loss(logp, batch)
+        if rows is not None:  # skip_zero_advantage: the whole batch's loss and stats
+            loss, stats = rows.whole_batch(loss, stats, batch, c)
+            if first:  # the record's KL to pi_ref: the sampler's, over every row
+                stats.update(rows.sampler_kl(c))
+        H = None
+        if c.entropy_coef:  # loss - c_H * mean entropy of pi_theta; H reused by the record
+            H = entropy_from_logits(logits, tau)  # [b, T] with grad
+            loss = loss + entropy_bonus(logits, batch.loss_mask, c.entropy_coef, tau, H)
+        return loss, stats, logp, logits, H
+
     def train_step(self) -> StepRecord:
         c, t0 = self.config, time.perf_counter()
         r = self.collect()
         t_rollout = time.perf_counter() - t0
         self.prepare(r)
         self.model.train()
-        rows, scale = trained_rows(r, c, self.max_len)  # skip_zero_advantage: the rows that train
-        t = r if rows is None else r.select(rows)
+        rows = trained_rows(r, c, self.max_len)  # skip_zero_advantage: the rows that train
+        batch = r if rows is None else rows.batch
         updates = []
-        tau = c.temperature or 1.0
         for it in range(c.num_iterations):
-            logp, logits = completion_logprobs(self.model, t, tau, True)
-            if t.old_logp is None:  # mu = 1: pi_old is the current policy, ratio 1
-                t.old_logp = logp.detach()
-            loss, stats = self.loss(logp, t)
-            if rows is not None:  # the whole batch's loss and stats
-                loss, stats = loss * scale, whole_batch_stats(stats, t, r, scale, c, kl=it == 0)
-            H = None
-            if c.entropy_coef:  # loss - c_H * mean entropy of pi_theta; H reused below
-                H = entropy_from_logits(logits, tau)  # [B, T] with grad
-                loss = loss + entropy_bonus(logits, t.loss_mask, c.entropy_coef, tau, H)
+            loss, stats, logp, logits, H = self.update_loss(batch, rows, first=it == 0)
             grad_norm = self.optimizer_step(loss)
             updates.append(stats)
             if it == 0:
                 first = {**stats, "loss": loss.detach(), "grad_norm": grad_norm}
-                entropy = (
-                    r.sample_entropy
-                    if rows is not None
-                    else H.detach()
-                    if H is not None
-                    else entropy_from_logits(logits.detach(), tau)
-                )  # [B, T]
-        # the per-token view shows the last update, where pi_theta has moved from pi_old
-        last_logp, last = logp.detach(), updates[-1].get("per_token", {})
-        G = c.num_generations
-        m = {
-            **step_metrics(r, first, entropy, r.completion_mask, G),
-            **inner_update_metrics(updates),
-            "time/rollout": t_rollout,
-        }
+                entropy = self.record_entropy(r, rows, logits, H)  # [B, T]
+        m = step_metrics(
+            r, first, updates, entropy=entropy, entropy_mask=r.completion_mask, G=c.num_generations
+        )
+        m["time/rollout"] = t_rollout
         if c.skip_zero_advantage:
-            m["train/rows_frac"] = 1.0 if rows is None else len(t) / len(r)
+            m["train/rows_frac"] = 1.0 if rows is None else len(batch) / len(r)
+        # the per-token view shows the last update, where pi_theta has moved from pi_old
         return StepRecord(
             m,
-            sample_rows(r, G),  # t's first rows are r's (trained_rows)
-            token_rows(t, self.tokenizer, last_logp, last, c.diagnostics),
+            sample_rows(r, c.num_generations),
+            token_rows(  # the trained batch's first rows are r's (trained_rows keeps them)
+                batch,
+                self.tokenizer,
+                logp.detach(),
+                updates[-1].get("per_token", {}),
+                c.diagnostics,
+            ),
         )
+
+    def record_entropy(self, r: Rollout, rows, logits, H) -> torch.Tensor:
+        """The entropy [B, T] the step records: the sampler's when only some rows trained
+        (pi_old, which the first update's pi_theta equals), else the first update's."""
+        if rows is not None:
+            return r.sample_entropy
+        if H is not None:
+            return H.detach()
+        return entropy_from_logits(logits.detach(), self.config.temperature or 1.0)

@@ -44,14 +44,10 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         self.env_factory, self.envs = env, []
         super().__init__(model, reward_funcs=reward_funcs, task=task, **kwargs)
 
-    def setup(self) -> None:
-        if callable(getattr(self.env_factory(), "get_reward", None)):
-            self.reward_funcs = [*self._as_list(self.reward_funcs), self._env_reward()]
-        super().setup()
-
-    @staticmethod
-    def _as_list(funcs) -> list:
-        return [funcs] if callable(funcs) or isinstance(funcs, str) else list(funcs)
+    def extra_rewards(self) -> list:
+        """The environment's ``get_reward()``, when it has one, after the user's rewards."""
+        has_reward = callable(getattr(self.env_factory(), "get_reward", None))
+        return [self._env_reward()] if has_reward else []
 
     def _env_reward(self):
         """The environments' ``get_reward()`` as a reward function (TRL's signature)."""
@@ -77,15 +73,15 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
             self.tokenizer,
             [e.prompt for e in examples],
             self.envs,
-            [{"prompt": e.prompt, "answer": e.answer} for e in examples],
-            self.task.protocol,
-            c.max_completion_length,
-            c.max_turns,
-            c.temperature,
-            c.top_k,
-            c.top_p,
-            self.generator,
-            c.tool_timeout,
+            columns=[{"prompt": e.prompt, "answer": e.answer} for e in examples],
+            protocol=self.task.protocol,
+            max_completion_length=c.max_completion_length,
+            max_turns=c.max_turns,
+            temperature=c.temperature,
+            top_k=c.top_k,
+            top_p=c.top_p,
+            generator=self.generator,
+            tool_timeout=c.tool_timeout,
         )
         r.examples = examples
         return r
@@ -120,10 +116,10 @@ class MultiTurnGRPOTrainer(GRPOTrainer):
         self._last = super().collect()
         return self._last
 
-    def loss(self, logp, r):
+    def loss(self, logp, batch):
         """GRPO's loss; the per-token view also gets who wrote each token and the loss mask."""
-        loss, stats = super().loss(logp, r)
-        stats["per_token"].update(env_mask=r.env_mask.bool(), loss_mask=r.loss_mask)
+        loss, stats = super().loss(logp, batch)
+        stats["per_token"].update(env_mask=batch.env_mask.bool(), loss_mask=batch.loss_mask)
         return loss, stats
 
 

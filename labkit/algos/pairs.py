@@ -63,7 +63,12 @@ def rollout_pairs(
     for i in range(0, len(items), batch_size):
         chunk = items[i : i + batch_size]
         texts += rollout(
-            model, tokenizer, [e.prompt for e in chunk], max_len, temperature, generator=gen
+            model,
+            tokenizer,
+            [e.prompt for e in chunk],
+            max_len,
+            temperature=temperature,
+            generator=gen,
         ).completions
     pairs = []
     for k, e in enumerate(examples):

@@ -25,25 +25,20 @@ import torch
 
 from labkit.algos.base import StepRecord
 from labkit.algos.config import PPOConfig
-from labkit.algos.grpo import GRPOTrainer
+from labkit.algos.sampling import SamplingTrainer
 from labkit.core import entropy_from_logits, gae, kl_estimate, policy_loss, value_loss, whiten
 from labkit.core.logprobs import entropy_bonus, token_logprobs
 from labkit.models.prefix import completion_outputs
 from labkit.models.rollout import Rollout
-from labkit.runs.records import (
-    group_correct,
-    inner_update_metrics,
-    sample_rows,
-    step_metrics,
-    token_rows,
-)
+from labkit.runs.records import sample_rows, step_metrics, token_rows
 
 
-class PPOTrainer(GRPOTrainer):
+class PPOTrainer(SamplingTrainer):
     """``PPOTrainer(model="tiny", reward_funcs=[...], max_steps=50).train()``: PPO with a critic.
 
-    Same API as :class:`GRPOTrainer` (pause, update, from_run, fork, the run log); the value
-    head is ``self.value_head`` and is saved in checkpoints.
+    Sampling, scoring and pi_ref as :class:`~labkit.algos.grpo.GRPOTrainer` (both on
+    :class:`~labkit.algos.sampling.SamplingTrainer`), the same API (pause, update, from_run,
+    fork, the run log); the value head is ``self.value_head`` and is saved in checkpoints.
     """
 
     config_class = PPOConfig
@@ -107,16 +102,14 @@ class PPOTrainer(GRPOTrainer):
     def prepare(self, r: Rollout) -> Rollout:
         """pi_old, V_old and pi_ref; per-token rewards, GAE advantages A_t and returns R_t."""
         c = self.config
-        r.correct = group_correct(self.task, r.completions, r.examples, self.device)  # [B]
-        r.loss_mask = r.completion_mask.float()  # [B, T]
-        if c.mask_truncated_completions:
-            r.loss_mask = r.loss_mask * (~r.truncated).float().unsqueeze(1)
+        self.verify(r)
+        r.loss_mask = self.loss_mask(r)  # [B, T]
         with torch.no_grad():
             r.old_logp, _, r.values = self.forward(r)  # [B, T], [B, T]
             self.reference_logprobs(r)
         r.token_rewards = self.token_rewards(r)  # [B, T]
         r.advantages, r.returns = gae(
-            r.token_rewards, r.values, r.completion_mask, c.gamma, c.lam
+            r.token_rewards, r.values, r.completion_mask, gamma=c.gamma, lam=c.lam
         )  # [B, T]
         if c.whiten_advantages:
             r.advantages = whiten(r.advantages, r.loss_mask)
@@ -157,7 +150,7 @@ class PPOTrainer(GRPOTrainer):
 
     def optimise(self, r: Rollout) -> dict:
         """ppo_epochs x num_mini_batches clipped updates; the first minibatch's stats, the clip
-        and ratio stats over every update (``inner_update_metrics``, under ``"updates"``), and in
+        and ratio stats of every update (a list, under ``"updates"``), and in
         ``stats["per_token"]`` every completion's per-token stats as its minibatch of the LAST
         epoch saw them (log pi, ratio, clipped, weight, loss, k1/k2/k3): [B, T] each."""
         c, B = self.config, len(r)
@@ -183,7 +176,7 @@ class PPOTrainer(GRPOTrainer):
                         "mb": mb,
                         "entropy": H,
                     }
-        first["per_token"], first["updates"] = per_token, inner_update_metrics(updates)
+        first["per_token"], first["updates"] = per_token, updates
         return first
 
     def train_step(self) -> StepRecord:
@@ -211,7 +204,14 @@ class PPOTrainer(GRPOTrainer):
             }
         )  # [B, T] each
         mask = r.loss_mask
-        m = {**step_metrics(r, st, entropy, r.completion_mask[mb], c.num_generations), **updates}
+        m = step_metrics(
+            r,
+            st,
+            updates,
+            entropy=entropy,
+            entropy_mask=r.completion_mask[mb],
+            G=c.num_generations,
+        )
         m.update(
             {
                 "adv/mean_abs": (r.advantages.abs() * mask).sum().item() / mask.sum().item(),

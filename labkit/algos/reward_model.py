@@ -139,7 +139,16 @@ class RewardModelTrainer(Trainer):
                 "pairs is empty: give preference pairs {'prompt', 'chosen', "
                 "'rejected'} (labkit.pairs builds them)"
             )
-        super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
+        super().__init__(
+            model,
+            task,
+            config,
+            tokenizer,
+            run_name=run_name,
+            device=device,
+            dtype=dtype,
+            **overrides,
+        )
 
     def load_model(self, model, tokenizer):
         rm = RewardModel(model, tokenizer, self.readout)

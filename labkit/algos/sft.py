@@ -40,7 +40,16 @@ class SFTTrainer(Trainer):
         self.pairs = [tuple(p) for p in pairs]
         if not self.pairs:
             raise ValueError("pairs is empty: give (prompt, target) pairs to learn from")
-        super().__init__(model, task, config, tokenizer, run_name, device, dtype, **overrides)
+        super().__init__(
+            model,
+            task,
+            config,
+            tokenizer,
+            run_name=run_name,
+            device=device,
+            dtype=dtype,
+            **overrides,
+        )
 
     def on_log_ready(self) -> None:
         if self.log.path is not None:

@@ -17,10 +17,11 @@ which labels they see.
 from __future__ import annotations
 
 import copy
-import random
 
 import torch
 
+from labkit.algos.base import StepRecord, Trainer
+from labkit.algos.config import VerifierConfig
 from labkit.core.logprobs import token_logprobs
 from labkit.models.rollout import tokenize_pairs
 from labkit.rewards.process import step_tensors
@@ -97,11 +98,63 @@ def verifier_loss(v: StepVerifier, prompts, completions):
     return loss, {"loss": loss.detach(), "step_accuracy": acc}
 
 
+class VerifierTrainer(Trainer):
+    """``VerifierTrainer(policy, tokenizer=tok, data=[(prompt, completion), ...], kind="prm")``:
+    fits a :class:`StepVerifier` (``trainer.model``) on a copy of ``policy`` as any trainer
+    does (run folder, curves, checkpoints): each step draws ``batch_size`` pairs with
+    replacement. AdamW, the trunk at ``learning_rate``, the head and alpha (fresh, few) at
+    ``head_learning_rate``. Metrics: ``loss``, ``step_accuracy``, ``grad_norm``, ``lr``."""
+
+    config_class = VerifierConfig
+    algorithm = "verifier"
+    fused_adamw = False
+
+    def __init__(
+        self,
+        model="tiny-think",
+        data=(),
+        kind: str = "prm",
+        config: VerifierConfig | None = None,
+        tokenizer=None,
+        run_name: str | None = None,
+        **overrides,
+    ):
+        self.data, self.kind = list(data), kind
+        if not self.data:
+            raise ValueError("data is empty: give (prompt, completion) pairs to learn from")
+        super().__init__(model, None, config, tokenizer, run_name=run_name, **overrides)
+
+    def load_model(self, model, tokenizer):
+        policy, tokenizer = super().load_model(model, tokenizer)
+        return StepVerifier(policy, tokenizer, self.kind), tokenizer
+
+    def param_groups(self) -> list[list]:
+        v = self.model  # alpha first: the order of v.parameters(), which clipping sums in
+        return [[v.alpha], list(v.lm.parameters()), list(v.head.parameters())]
+
+    def group_lrs(self) -> list[float]:
+        c = self.config
+        return [c.head_learning_rate, c.learning_rate, c.head_learning_rate]
+
+    def run_config(self) -> dict:
+        return {**super().run_config(), "kind": self.kind, "pairs": len(self.data)}
+
+    def train_step(self) -> StepRecord:
+        batch = [self.rng.choice(self.data) for _ in range(self.config.batch_size)]
+        self.model.train()
+        loss, stats = verifier_loss(self.model, [p for p, _ in batch], [c for _, c in batch])
+        grad_norm = self.optimizer_step(loss)
+        return StepRecord(
+            {**{k: float(x) for k, x in stats.items()}, "grad_norm": float(grad_norm)}
+        )
+
+
 def train_verifier(
     model,
     tokenizer,
     data: list[tuple[str, str]],
     kind: str = "prm",
+    *,
     steps: int = 200,
     batch_size: int = 64,
     learning_rate: float = 3e-4,
@@ -109,28 +162,21 @@ def train_verifier(
     seed: int = 0,
 ) -> tuple[StepVerifier, list[dict]]:
     """Fit a :class:`StepVerifier` on (prompt, completion) pairs (labels from
-    ``labkit.rewards.process``) with AdamW, the trunk at ``learning_rate``, the head and alpha
-    (fresh, few) at ``head_learning_rate``: (verifier, one stats dict per step)."""
-    torch.manual_seed(seed)
-    rng = random.Random(seed)
-    v = StepVerifier(model, tokenizer, kind)
-    opt = torch.optim.AdamW(
-        [
-            {"params": v.lm.parameters(), "lr": learning_rate},
-            {"params": [*v.head.parameters(), v.alpha], "lr": head_learning_rate},
-        ]
+    ``labkit.rewards.process``) with a :class:`VerifierTrainer`: (verifier, one stats dict
+    per step: ``loss``, ``step_accuracy``)."""
+    tr = VerifierTrainer(
+        model,
+        data=data,
+        kind=kind,
+        tokenizer=tokenizer,
+        max_steps=steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        head_learning_rate=head_learning_rate,
+        seed=seed,
     )
-    hist = []
-    v.train()
-    for _ in range(steps):
-        batch = [rng.choice(data) for _ in range(batch_size)]
-        loss, st = verifier_loss(v, [p for p, _ in batch], [c for _, c in batch])
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(v.parameters(), 1.0)
-        opt.step()
-        hist.append({k: float(x) for k, x in st.items()})
-    return v.eval(), hist
+    metrics = tr.train(progress=False).metrics
+    return tr.model.eval(), metrics[["loss", "step_accuracy"]].to_dict("records")
 
 
 def solution_score(probs: list[float], kind: str, aggregate: str = "min") -> float:

@@ -21,19 +21,59 @@ ones instead (2503.14476); this keeps the batch and only saves the work.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from labkit.core import kl_penalty, token_weights
+from labkit.models.rollout import Rollout
 
 CLIP_KEYS = ("clip/ratio_low", "clip/ratio_high", "clip/region", "clip/delta")
 
 
-def trained_rows(r, config, max_len: int):
-    """``(rows [b] long, scale)`` of rollout ``r`` to train on, or ``(None, None)`` to train on
-    all of it: nothing to skip; beta > 0 or entropy_coef > 0 (their terms reach every row); or
-    top-k/top-p sampling, dynamic sampling, greedy decoding (the sampler's log-probs and
-    entropies are then not pi_old's to record from).
-    The first ``diagnostics`` rows always train (the per-token record reads them)."""
+@dataclass
+class TrainedRows:
+    """The rows of rollout ``whole`` that train (``index`` [b] long, ascending; ``batch``:
+    those rows) and ``scale`` = sum_kept w(whole) / sum_kept w(kept), which makes the kept
+    rows' loss the whole batch's."""
+
+    whole: Rollout
+    index: torch.Tensor  # [b]
+    batch: Rollout
+    scale: torch.Tensor  # ()
+
+    def whole_batch(self, loss: torch.Tensor, stats: dict, batch: Rollout, config):
+        """The policy loss on the kept rows and its ``stats`` as the whole rollout's: the loss
+        scaled; clip fractions over every valid token (sequence, at the sequence level)."""
+        out = dict(stats)
+        out["loss/policy"] = stats["loss/policy"] * self.scale
+        by_sequence = config.importance_sampling_level == "sequence"
+        count = (lambda m: (m.sum(-1) > 0).sum()) if by_sequence else (lambda m: m.sum())
+        share = count(batch.loss_mask) / count(self.whole.loss_mask).clamp(min=1)  # kept / all
+        for k in CLIP_KEYS + ("mask/off_policy_frac",):
+            if k in out:
+                out[k] = out[k] * share
+        return loss * self.scale, out
+
+    def sampler_kl(self, config) -> dict:
+        """KL of the sampler's log-probs (pi_old, which the first update's pi_theta equals) to
+        pi_ref over every row: the step's ``kl/*`` (empty without a reference)."""
+        r = self.whole
+        if r.ref_logp is None:
+            return {}
+        ones = torch.ones_like(r.sample_logp[:, :1])  # [B, 1]: pi_theta = pi_old
+        _, info = kl_penalty(
+            r.sample_logp, r.ref_logp, ones, r.loss_mask, estimator=config.kl_estimator
+        )
+        return {k: v for k, v in info.items() if k != "per_token"}
+
+
+def trained_rows(r: Rollout, config, max_len: int) -> TrainedRows | None:
+    """The rows of rollout ``r`` to train on, or None to train on all of it: nothing to skip;
+    beta > 0 or entropy_coef > 0 (their terms reach every row); or top-k/top-p sampling,
+    dynamic sampling, greedy decoding (the sampler's log-probs and entropies are then not
+    pi_old's to record from). The first ``diagnostics`` rows always train (the per-token
+    record reads them)."""
     unfiltered = config.top_k == 0 and config.top_p >= 1.0  # the sampler's pi is pi_old's
     exact = config.beta == 0 and config.entropy_coef == 0  # nothing else reaches a row with A = 0
     if (
@@ -42,35 +82,14 @@ def trained_rows(r, config, max_len: int):
         or r.sample_logp is None
         or r.sample_entropy is None
     ):
-        return None, None
+        return None
     adv = r.advantages if r.advantages.dim() == 2 else r.advantages[:, None]  # [B, 1] or [B, T]
     live = ((adv * r.loss_mask) != 0).any(-1)  # [B]
     live[: max(1, config.diagnostics)] = True
     rows = live.nonzero().squeeze(-1)  # [b] ascending: one host sync
     if rows.shape[0] == live.shape[0]:
-        return None, None
+        return None
     w_all = token_weights(r.loss_mask, config.loss_type, max_len)  # [B, T]
     w_kept = token_weights(r.loss_mask[rows], config.loss_type, max_len)  # [b, T]
-    return rows, w_all[rows].sum() / w_kept.sum().clamp(min=torch.finfo(w_kept.dtype).tiny)
-
-
-def whole_batch_stats(stats: dict, t, r, scale: torch.Tensor, config, kl: bool = True) -> dict:
-    """The policy loss's ``stats`` on the trained rows ``t`` as the whole rollout ``r``'s:
-    the loss scaled, clip fractions over every valid token (sequence, at the sequence level),
-    and (with pi_ref, when ``kl``: the step records the first update's) the KL of the
-    sampler's log-probs to pi_ref over every row."""
-    out = dict(stats)
-    out["loss/policy"] = stats["loss/policy"] * scale
-    by_sequence = config.importance_sampling_level == "sequence"
-    count = (lambda m: (m.sum(-1) > 0).sum()) if by_sequence else (lambda m: m.sum())
-    share = count(t.loss_mask) / count(r.loss_mask).clamp(min=1)  # trained / all
-    for k in CLIP_KEYS + ("mask/off_policy_frac",):
-        if k in out:
-            out[k] = out[k] * share
-    if kl and r.ref_logp is not None:
-        ones = torch.ones_like(r.sample_logp[:, :1])  # [B, 1]: pi_theta = pi_old
-        _, info = kl_penalty(
-            r.sample_logp, r.ref_logp, ones, r.loss_mask, estimator=config.kl_estimator
-        )
-        out.update({k: v for k, v in info.items() if k != "per_token"})
-    return out
+    scale = w_all[rows].sum() / w_kept.sum().clamp(min=torch.finfo(w_kept.dtype).tiny)
+    return TrainedRows(r, rows, r.select(rows), scale)

@@ -72,7 +72,7 @@ def long2short_pairs(n_prompts: int, seed: int = 0, G: int = 8) -> list[dict]:
         tok,
         [e.prompt for e in ex for _ in range(G)],
         SETUP["max_completion_length"],
-        1.0,
+        temperature=1.0,
         generator=torch.Generator().manual_seed(seed),
     )
     pairs = []

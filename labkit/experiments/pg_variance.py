@@ -90,7 +90,7 @@ def fixed_batches(
             trainer.tokenizer,
             [e.prompt for e in examples],
             max_completion_tokens(task),
-            trainer.config.temperature,
+            temperature=trainer.config.temperature,
             generator=torch.Generator().manual_seed(10_000 * seed + k),
         )
         r.examples = examples

@@ -50,7 +50,7 @@ def logprob_mismatch(
     dev = next(model.parameters()).device
     gen = torch.Generator(dev).manual_seed(seed)
     with autocast(dev, precision):
-        r = rollout(model, tokenizer, prompts, max_len, 1.0, generator=gen)
+        r = rollout(model, tokenizer, prompts, max_len, temperature=1.0, generator=gen)
         train = completion_logprobs(model, r)  # [B, T]
     full32 = completion_logprobs(model, r)  # [B, T]
     mask = r.completion_mask

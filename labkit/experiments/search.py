@@ -177,7 +177,7 @@ def beam_search(
             tokenizer,
             [examples[i].prompt + b for i, b in items],
             STEP_LEN,
-            1.0,
+            temperature=1.0,
             generator=gen,
         ).completions
         cut = [_next_step(b, c, examples[i].prompt) for (i, b), c in zip(items, conts)]
@@ -241,7 +241,7 @@ def fit_verifiers(
     out = {"data": data, "history": {}}
     for kind in ("prm", "orm"):
         out[kind], out["history"][kind] = train_verifier(
-            model, tokenizer, data, kind, steps, seed=seed
+            model, tokenizer, data, kind, steps=steps, seed=seed
         )
     return out
 

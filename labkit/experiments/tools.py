@@ -50,11 +50,11 @@ def probe(
         tokenizer,
         [e.prompt for e in examples],
         envs,
-        [{"prompt": e.prompt, "answer": e.answer} for e in examples],
-        task.protocol,
-        MAX_LEN[env],
-        MAX_TURNS[env],
-        temperature,
+        columns=[{"prompt": e.prompt, "answer": e.answer} for e in examples],
+        protocol=task.protocol,
+        max_completion_length=MAX_LEN[env],
+        max_turns=MAX_TURNS[env],
+        temperature=temperature,
         generator=torch.Generator(next(model.parameters()).device).manual_seed(seed),
     )
     ok = [task.verify(c, e.answer) for c, e in zip(r.completions, examples)]

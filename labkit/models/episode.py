@@ -59,8 +59,8 @@ def _policy_turn(
         ids,
         mask,
         budget,
-        tokenizer.eos_token_id,
-        tokenizer.pad_token_id,
+        eos_id=tokenizer.eos_token_id,
+        pad_id=tokenizer.pad_token_id,
         stop_ids=stop_ids,
         **sampling,
     )  # [b, t]
@@ -98,6 +98,7 @@ def episodes(
     tokenizer,
     prompts: list[str],
     envs: list,
+    *,
     columns: list[dict],
     protocol,
     max_completion_length: int,

@@ -78,9 +78,9 @@ def probe(
             tokenizer,
             [e.prompt for e in items[i : i + step]],
             max_len,
-            temperature,
-            top_k,
-            top_p,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
             generator=gen,
         )
         texts += b.completions

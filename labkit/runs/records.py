@@ -42,9 +42,20 @@ def to_host(values: dict) -> dict:
     return {k: out[k] for k in values}
 
 
-def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tensor, G: int) -> dict:
-    """The scalar summary of a scored rollout ``r``; ``stats`` from the policy loss of the
-    first update, ``entropy`` [b, T] over ``entropy_mask``. One host sync for all of it."""
+def step_metrics(
+    r,
+    stats: dict,
+    updates: list[dict],
+    *,
+    entropy: torch.Tensor,
+    entropy_mask: torch.Tensor,
+    G: int,
+) -> dict:
+    """A step's metrics, built here once: the scalar summary of a scored rollout ``r``;
+    ``stats`` from the policy loss of the first update (with its loss and grad norm),
+    ``updates`` the stats of every inner update (:func:`inner_update_metrics`), ``entropy``
+    [b, T] over ``entropy_mask``, and what the rollout's collection recorded (``r.info``).
+    Two host syncs for all of it."""
     lengths = r.lengths.float()  # [B]
     groups = r.rewards.view(-1, G)  # [B/G, G]
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
@@ -65,7 +76,7 @@ def step_metrics(r, stats: dict, entropy: torch.Tensor, entropy_mask: torch.Tens
     m = to_host(m)
     for name, values in r.rewards_per_func.items():
         m[f"rewards/{name}/mean"] = _mean(values)
-    return {**m, **r.info}
+    return {**m, **r.info, **inner_update_metrics(updates)}
 
 
 UPDATE_KEYS = ("clip/", "ratio/", "kl/old", "mask/", "vf/clipfrac")  # vf/clipfrac: PPO's value clip

@@ -49,6 +49,10 @@ class Task:
     def load_state_dict(self, state: dict) -> None:
         """Restore :meth:`state_dict` (a checkpoint's)."""
 
+    def observe(self, examples: list[Example], correct) -> None:
+        """Told after each step which sampled examples were answered right (``correct``: [B]
+        bool tensor); a task that adapts what it samples (a curriculum) overrides it."""
+
 
 def max_completion_tokens(task: Task, max_completion_length: int | None = None) -> int:
     """L_max, the tokens to sample per completion: ``max_completion_length`` when given, else

@@ -11,7 +11,7 @@ One module per family, every name imported from here (``from labkit.algos.config
 GRPOConfig``): ``base`` (:func:`require`, :func:`at_least`, ``SYMBOLS``, :class:`TrainConfig`),
 ``grpo`` (:class:`GRPOConfig`, :class:`MultiTurnConfig`), ``ppo`` (:class:`PPOConfig`),
 ``offline`` (:class:`PairsConfig` and on it :class:`DPOConfig`, :class:`RewardModelConfig`,
-:class:`SFTConfig`) and ``presets`` (``BASE_RUN``, ``DEMO_DEFAULTS``). ``__all__`` is also the
+:class:`SFTConfig`, :class:`VerifierConfig`) and ``presets`` (``BASE_RUN``, ``DEMO_DEFAULTS``). ``__all__`` is also the
 order of the tables in ``docs/CONFIG.md``.
 
 >>> GRPOConfig(beta=-1)
@@ -22,7 +22,13 @@ ValueError: beta=-1: the KL weight cannot be negative; use 0 (no reference model
 
 from labkit.algos.config.base import SYMBOLS, TrainConfig, at_least, require
 from labkit.algos.config.grpo import GRPOConfig, MultiTurnConfig
-from labkit.algos.config.offline import DPOConfig, PairsConfig, RewardModelConfig, SFTConfig
+from labkit.algos.config.offline import (
+    DPOConfig,
+    PairsConfig,
+    RewardModelConfig,
+    SFTConfig,
+    VerifierConfig,
+)
 from labkit.algos.config.ppo import PPOConfig
 from labkit.algos.config.presets import BASE_RUN, DEMO_DEFAULTS
 
@@ -39,5 +45,6 @@ __all__ = [  # noqa: RUF022 - not sorted: the configs in the order of docs/CONFI
     "DPOConfig",
     "RewardModelConfig",
     "SFTConfig",
+    "VerifierConfig",
     "MultiTurnConfig",
 ]

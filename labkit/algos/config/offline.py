@@ -99,3 +99,27 @@ class SFTConfig(PairsConfig):
     """(prompt, target) pairs per step."""
     max_steps: int = 1000
     """Optimisation steps of the run."""
+
+
+@dataclass
+class VerifierConfig(PairsConfig):
+    """A process or outcome verifier (``labkit.algos.verifier``) fitted with binary
+    cross-entropy on (prompt, completion) pairs whose step labels are known."""
+
+    learning_rate: float = 3e-4
+    """AdamW learning rate of the trunk (a copy of the policy)."""
+    head_learning_rate: float = 1e-2
+    """AdamW learning rate of the fresh head and alpha (few parameters, from scratch)."""
+    lr_scheduler_type: str = "constant"
+    """The learning rates stay."""
+    weight_decay: float = 0.01
+    """AdamW's decoupled weight decay (torch's default)."""
+    batch_size: int = 64
+    """(prompt, completion) pairs per step."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        require(
+            self.head_learning_rate > 0,
+            f"head_learning_rate={self.head_learning_rate}: use a value > 0",
+        )
