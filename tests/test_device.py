@@ -7,7 +7,7 @@ The suite runs without a GPU, so three checks stand in for one:
    call made from labkit code without ``device=``;
 3. the loss / advantage / update path of every algorithm on ``meta`` tensors (forward and
    backward; a CPU tensor meeting a meta one raises) and on fake-CUDA tensors (forward: the
-   fake-CUDA backward aborts this CPU-only build), so a wrong-device tensor there raises.
+   fake-CUDA backward aborts a CPU-only torch build), so a wrong-device tensor there raises.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def _ppo_path(dev, requires_grad: bool):
     r_t = -0.1 * kl_estimate(old, ref, "k1") * mask  # [B, T]
     if dev == "meta":
         adv, ret = gae(r_t, values.detach(), mask, 1.0, 0.95)
-    else:  # GAE's backward loop of indexed writes aborts on fake CUDA in this CPU-only build
+    else:  # GAE's backward loop of indexed writes aborts on fake CUDA in a CPU-only torch build
         adv, ret = r_t.cumsum(-1), r_t + values.detach()
     logp = torch.randn(B, T, device=dev, requires_grad=requires_grad)
     pl, _ = policy_loss(logp, old, whiten(adv, mask), mask)
