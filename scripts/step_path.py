@@ -28,7 +28,6 @@ def step_files(trainer) -> list[str]:
         path = pathlib.Path(frame.f_code.co_filename)
         if event == "call" and ROOT in path.parents and path.name != "__init__.py":
             seen.setdefault(str(path.relative_to(ROOT.parent)), None)
-        return None
 
     sys.settrace(trace)
     try:
