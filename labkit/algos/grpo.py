@@ -164,7 +164,7 @@ class GRPOTrainer(SamplingTrainer):
         t_rollout = time.perf_counter() - t0
         self.prepare(r)
         self.model.train()
-        rows = trained_rows(r, c, self.max_len)  # skip_zero_advantage: the rows that train
+        rows = trained_rows(r, c, self.max_len) if c.skip_zero_advantage else None  # [b] or all
         batch = r if rows is None else rows.batch
         updates = []
         for it in range(c.num_iterations):

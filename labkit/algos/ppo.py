@@ -140,7 +140,7 @@ class PPOTrainer(SamplingTrainer):
             values, r.values[mb], r.returns[mb], r.loss_mask[mb], c.cliprange_value
         )
         H = None
-        if c.entropy_coef:  # L = policy + c_vf value - c_H entropy (seed 002)
+        if c.entropy_coef:  # L = policy + c_vf value - c_H entropy (PPO, 1707.06347 eq. 9)
             H = entropy_from_logits(logits, c.temperature or 1.0)  # [b, T] with grad
             pl = pl + entropy_bonus(
                 logits, r.loss_mask[mb], c.entropy_coef, c.temperature or 1.0, H
