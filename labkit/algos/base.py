@@ -180,7 +180,7 @@ class Trainer:
         return {} if self.task is None else {"task": self.task.state_dict()}
 
     def load_extra_state(self, state: dict) -> None:
-        """Restore :meth:`extra_state` (checkpoints written before the task's state have none)."""
+        """Restore :meth:`extra_state` (a checkpoint may hold no task state: nothing to restore)."""
         if self.task is not None and "task" in state:
             self.task.load_state_dict(state["task"])
 

@@ -13,7 +13,7 @@ import torch
 def soft_overlong_penalty(
     lengths: torch.Tensor, max_len: int, buffer: int, penalty: float = 1.0
 ) -> torch.Tensor:
-    """DAPO eq. 13: R_length(y) = 0 if |y| <= L_max - L_cache,
+    """DAPO's soft overlong punishment (sec. 3.4): R_length(y) = 0 if |y| <= L_max - L_cache,
     ((L_max - L_cache) - |y|) / L_cache if L_max - L_cache < |y| <= L_max, -1 beyond; times
     ``penalty``. lengths: [B] tokens -> [B] (added to the reward).
 
@@ -30,7 +30,7 @@ def informative_groups(rewards: torch.Tensor, num_generations: int) -> torch.Ten
     """[B] bool: True for the completions of groups whose rewards do not all agree.
 
     Dynamic sampling keeps only these: a group with zero reward spread has zero group-relative
-    advantage and gives no gradient (DAPO eq. 11's constraint 0 < |{correct}| < G).
+    advantage and gives no gradient (DAPO sec. 3.2's constraint 0 < |{correct}| < G).
 
     >>> informative_groups(torch.tensor([1., 1., 0., 1., 0., 0.]), 2)
     tensor([False, False,  True,  True, False, False])

@@ -62,9 +62,9 @@ class GRPOTrainer(SamplingTrainer):
     def advantages(self, rewards: torch.Tensor) -> torch.Tensor:
         """[B] -> [B] by ``advantage_estimator`` (all from ``labkit.core.advantages``)."""
         c = self.config
-        if c.advantage_estimator == "grpo":
+        if c.advantage_estimator == "grpo":  # DeepSeekMath (2402.03300) sec. 4.1.2
             return group_advantages(rewards, c.num_generations, c.scale_rewards)
-        if c.advantage_estimator == "rloo":
+        if c.advantage_estimator == "rloo":  # Ahmadian et al. (2402.14740)
             return rloo_advantages(rewards, c.num_generations)
         baseline = "none" if c.advantage_estimator == "reinforce" else "batch_mean"
         return reinforce_advantages(rewards, c.num_generations, baseline)
@@ -107,7 +107,7 @@ class GRPOTrainer(SamplingTrainer):
         """The configured policy loss of ``logp`` [B, T] on ``batch``: (loss, stats)."""
         c = self.config
         adv, keep = batch.advantages, None
-        if c.off_policy_mask is not None:  # DeepSeek-V3.2: M_i multiplies the policy term only
+        if c.off_policy_mask is not None:  # DeepSeek-V3.2 (2512.02556): M_i, policy term only
             keep = off_policy_sequence_mask(
                 logp, batch.old_logp, adv, batch.loss_mask, c.off_policy_mask
             )

@@ -1,4 +1,4 @@
-"""PPO for language models with a value head (the seed material's walk-through; InstructGPT).
+"""PPO for language models with a value head (InstructGPT, 2203.02155).
 
 One step:
   1. sample completions (as GRPO; ``num_generations`` may be 1) and score them: r(x, y);

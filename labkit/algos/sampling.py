@@ -204,7 +204,7 @@ class SamplingTrainer(Trainer):
         """[B, T] float: the completion tokens the loss counts; with
         ``mask_truncated_completions`` (DAPO's overlong filtering), none of a truncated one."""
         mask = r.completion_mask.float()  # [B, T]
-        if self.config.mask_truncated_completions:
+        if self.config.mask_truncated_completions:  # DAPO (2503.14476) sec. 3.4
             mask = mask * (~r.truncated).float().unsqueeze(1)
         return mask
 

@@ -84,7 +84,7 @@ class RewardScorer:
         values = torch.tensor([list(v) for v in per_fn.values()], device=dev)  # [F, B] NaN: None
         w = torch.tensor([w for _, w in self.funcs], device=dev).unsqueeze(1)  # [F, 1]
         total = torch.nansum(values * w, 0)  # [B]
-        if config.overlong_buffer:  # DAPO (2503.14476) eq. 13, added to the reward
+        if config.overlong_buffer:  # DAPO (2503.14476) sec. 3.4, added to the reward
             pen = soft_overlong_penalty(
                 r.lengths,
                 config.max_completion_length,
