@@ -1,6 +1,6 @@
 """DAPO piece by piece: naive GRPO, then each of DAPO's four tricks alone, then all of them.
 
-DAPO (Yu et al. 2025, 2503.14476, eq. 8-13), one objective:
+DAPO (Yu et al. 2025, 2503.14476, sec. 3), one objective:
     J = E[ 1/sum_i |o_i| sum_i sum_t min(ratio_{i,t} A_i, clip(ratio_{i,t}, 1 - eps_low,
         1 + eps_high) A_i) ]   s.t.  0 < |{o_i correct}| < G,
 with clip-higher (eps_low 0.2, eps_high 0.28: a low-probability token may grow more),
@@ -13,23 +13,27 @@ Their AIME24 table (REFERENCES.md): naive GRPO 30, + overlong filtering 36, + cl
 
 Departures, and why:
 - The paper adds the pieces cumulatively; here each piece is added ALONE to naive GRPO (so a
-  difference is that piece's), plus one run with all of them. Same seed, same step budget.
+  difference is that piece's), plus one run with all of them. Same seeds (five in the stored
+  result: each claim is a paired difference over them, ``labkit.experiments.claims``), same
+  step budget.
 - The long-completion setup of lab 76 (``labkit.experiments.dr_grpo.SETUP``: ``tiny-babble`` on
   ``addition_ramble``, 16 tokens, binary ``leading_match`` reward), so lengths and truncation
   can move. L_cache = 4 tokens of the 16 (the paper: 4096 of 20480).
 - Dynamic sampling stops after ``max_sampling_rounds`` = 3 rounds (the paper samples until the
   batch is full) and, as in the paper, costs more samples per step: we count them.
-- "Samples drawn" counts completions generated; wall time is the trainer's own step time on a
-  shared 2-core CPU (noisy; compare within one table only).
-- Clip fractions (``clip/*``) are not used (recorded from the first inner update, ratio 1).
+- "Samples drawn" counts completions generated. The arm ``EQUAL`` runs dynamic sampling until
+  it has drawn as many samples as naive GRPO draws in its steps (same schedule length, stopped
+  at the budget).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from labkit.experiments.dr_grpo import SETUP, train
-from labkit.runs.evaluate import accuracy
+from labkit.experiments.arms import grpo_run, heldout_accuracy, tail_means
+from labkit.experiments.claims import Claim
+from labkit.experiments.dr_grpo import SETUP
+from labkit.experiments.harness import Experiment, Outcome
 
 CLAIM = (
     "DAPO (Yu et al. 2025, arXiv 2503.14476): on Qwen2.5-32B, AIME24 avg@32 goes from 30 "
@@ -48,70 +52,13 @@ PIECES = {
 }
 PIECES["DAPO (all)"] = {k: v for p in PIECES.values() for k, v in p.items()}
 EQUAL = "+ dynamic sampling, naive's samples"
-"""Dynamic sampling again, for as many steps as fit in naive GRPO's sample budget."""
-
-
-def run(
-    fast: bool = False,
-    seed: int = 0,
-    steps: int | None = None,
-    pieces=None,
-    heldout: int | None = None,
-    progress: bool = True,
-) -> dict:
-    """Train each variant of ``PIECES`` (full 60 steps, fast 4) and tabulate it; with naive
-    GRPO and dynamic sampling among them, also dynamic sampling for the steps that fit in
-    naive GRPO's sample budget (``EQUAL``: its own run, with its own learning-rate schedule).
-
-    Returns ``{"runs": {name: RunLog}, "table": DataFrame, "config": dict}``.
-    """
-    steps = steps or (4 if fast else 60)
-    n_eval = heldout or (32 if fast else 400)
-    runs, rows = {}, []
-    for name in pieces or PIECES:
-        trainer, secs = train(name, steps, seed, progress, "lab77-", **(NAIVE | PIECES[name]))
-        runs[name] = trainer.log
-        rows.append(summary(name, trainer, secs, n_eval, seed))
-    if {"naive GRPO", "+ dynamic sampling"} <= runs.keys():
-        drawn = samples_drawn(runs["+ dynamic sampling"].metrics)
-        n = max(1, int((drawn <= samples_drawn(runs["naive GRPO"].metrics).iloc[-1]).sum()))
-        trainer, secs = train(
-            EQUAL, n, seed, progress, "lab77-", **(NAIVE | PIECES["+ dynamic sampling"])
-        )
-        runs[EQUAL] = trainer.log
-        rows.append(summary(EQUAL, trainer, secs, n_eval, seed))
-    return {
-        "runs": runs,
-        "table": pd.DataFrame(rows).set_index("variant"),
-        "config": {"steps": steps, "seed": seed, "heldout": n_eval, **SETUP},
-    }
-
-
-def summary(name: str, trainer, secs: float, n_eval: int, seed: int) -> dict:
-    """One table row: held-out accuracy of the final policy, and the last 10% of steps'
-    entropy, truncation and length; samples drawn and wall time of the whole run."""
-    m = trainer.log.metrics
-    tail = m.iloc[-max(1, len(m) // 10) :]
-    model, tok, task = trainer.model, trainer.tokenizer, trainer.task
-    acc = accuracy(
-        model,
-        tok,
-        task,
-        task.heldout[:n_eval],
-        temperature=1.0,
-        max_completion_length=SETUP["max_completion_length"],
-        seed=seed + 1,
-    )
-    return {
-        "variant": name,
-        "held-out accuracy": acc,
-        "train accuracy (last 10%)": float(tail["accuracy"].mean()),
-        "entropy (last 10%)": float(tail["entropy"].mean()),
-        "truncated (last 10%)": float(tail["len/truncated_frac"].mean()),
-        "len/mean (last 10%)": float(tail["len/mean"].mean()),
-        "samples drawn": int(samples_drawn(m).iloc[-1]),
-        "wall s": secs,
-    }
+"""Dynamic sampling again, stopped when it has drawn naive GRPO's samples."""
+ARMS = {name: NAIVE | piece for name, piece in PIECES.items()}
+ARMS[EQUAL] = ARMS["+ dynamic sampling"] | {"sample_budget": "naive"}
+HELDOUT = {"full": 400, "fast": 32}
+"""Held-out prompts per run: one sample each at temperature 1 (s.e. ~0.025 at 400)."""
+TAIL = ("accuracy", "entropy", "len/truncated_frac", "len/mean")
+SOURCE = "DAPO (Yu et al. 2025, 2503.14476)"
 
 
 def samples_drawn(m: pd.DataFrame) -> pd.Series:
@@ -121,74 +68,120 @@ def samples_drawn(m: pd.DataFrame) -> pd.Series:
     return (rounds.fillna(1) * per_round).cumsum()
 
 
-def efficiency(runs: dict) -> pd.DataFrame:
-    """Long frame for the dynamic-sampling plot: per run and step, train accuracy, cumulative
-    samples drawn, cumulative step time, and kept fraction of groups. Caveat: with dynamic
-    sampling the train accuracy is that of the KEPT groups (neither all right nor all wrong),
-    pulled toward 0.5; compare held-out accuracy (the table) across runs."""
-    out = []
-    for name, log in runs.items():
-        m = log.metrics
-        out.append(
-            pd.DataFrame(
-                {
-                    "run": name,
-                    "step": m["step"],
-                    "accuracy": m["accuracy"],
-                    "samples drawn": samples_drawn(m),
-                    "seconds": m["time/step"].cumsum(),
-                    "kept_frac": m.get(
-                        "sampling/kept_frac", pd.Series(float("nan"), index=m.index)
-                    ),
-                }
-            )
-        )
-    return pd.concat(out, ignore_index=True)
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed: ``SETUP`` + the arm's settings on ``tiny-babble`` /
+    ``addition_ramble``, summarised by :func:`summary`."""
+    settings, until = dict(settings), None
+    if settings.pop("sample_budget", None) == "naive":  # naive GRPO's steps x prompts x G
+        cap = steps * SETUP["prompts_per_step"] * SETUP["num_generations"]
+        until = lambda t: samples_drawn(t.log.metrics).iloc[-1] >= cap
+    trainer = grpo_run(
+        "tiny-babble",
+        settings,
+        seed=seed,
+        steps=steps,
+        run_name=run_name,
+        tick=tick,
+        until=until,
+        task="addition_ramble",
+        track_kl=False,
+        save_steps=20,
+        **SETUP,
+    )
+    return Outcome(summary(trainer, HELDOUT["fast" if fast else "full"], seed), curves(trainer))
 
 
-def beats(a: float, b: float, n: int) -> bool:
-    """Accuracy ``a`` beats ``b`` (each a mean of ``n`` 0/1 outcomes) by more than two
-    standard errors of the difference, sqrt(a(1-a)/n + b(1-b)/n).
+def summary(trainer, n_eval: int, seed: int) -> dict:
+    """Held-out accuracy of the final policy, the last 10 % of steps' training accuracy,
+    entropy, truncation and length, the samples drawn and the steps taken."""
+    m = trainer.log.metrics
+    acc = heldout_accuracy(trainer, n_eval, SETUP["max_completion_length"], seed)
+    return {
+        "held-out accuracy": acc,
+        **tail_means(m, TAIL),
+        "samples drawn": int(samples_drawn(m).iloc[-1]),
+        "steps": int(m["step"].iloc[-1]),
+    }
 
-    >>> beats(0.48, 0.40, 400), beats(0.43, 0.40, 400)
-    (True, False)
-    """
-    return a - b > 2 * ((a * (1 - a) + b * (1 - b)) / n) ** 0.5
+
+def curves(trainer) -> pd.DataFrame:
+    """The per-step metrics the lab draws, with cumulative samples drawn."""
+    m = trainer.log.metrics
+    return m.assign(**{"samples drawn": samples_drawn(m)})
 
 
-def verdict(results: dict) -> str:
-    """Per piece, the direction the paper predicts, read off the table against naive GRPO.
-    Held-out accuracy counts only beyond two standard errors (:func:`beats`); entropy and
-    truncation are compared as measured (one seed)."""
-    t, n = results["table"], results["config"]["heldout"]
-    base = t.loc["naive GRPO"]
-    checks = [
-        ("+ clip-higher", "entropy (last 10%)", "clip-higher keeps entropy higher"),
-        (
-            "+ soft overlong punishment",
-            "truncated (last 10%)",
+EXPERIMENT = Experiment(
+    name="dapo",
+    lab="77_dapo_ablation",
+    arms=ARMS,
+    train=train,
+    steps=60,
+    curves=(
+        "accuracy",
+        "entropy",
+        "len/mean",
+        "len/truncated_frac",
+        "sampling/kept_frac",
+        "samples drawn",
+    ),
+    claims=(
+        Claim(
+            "clip-higher",
+            "clip-higher (eps_high 0.28) keeps the policy's entropy higher",
+            f"{SOURCE} sec. 3.1, fig. 2",
+            metric="entropy (last 10%)",
+            arm="+ clip-higher",
+            baseline="naive GRPO",
+        ),
+        Claim(
+            "soft-overlong",
             "soft overlong punishment lowers the truncation rate",
+            f"{SOURCE} sec. 3.4",
+            metric="len/truncated_frac (last 10%)",
+            arm="+ soft overlong punishment",
+            baseline="naive GRPO",
+            direction=-1,
         ),
-        (
-            "+ dynamic sampling",
-            "held-out accuracy",
-            "dynamic sampling beats naive GRPO in the same steps",
+        Claim(
+            "overlong-filtering",
+            "overlong filtering raises accuracy",
+            f"{SOURCE} table 1",
+            metric="held-out accuracy",
+            arm="+ overlong filtering",
+            baseline="naive GRPO",
         ),
-        (EQUAL, "held-out accuracy", "dynamic sampling beats naive GRPO with the same samples"),
-        ("+ token-level loss", "held-out accuracy", "the token-level loss beats naive GRPO"),
-        ("+ overlong filtering", "held-out accuracy", "overlong filtering beats naive GRPO"),
-        ("DAPO (all)", "held-out accuracy", "all pieces together beat naive GRPO"),
-    ]
-    lines = []
-    for name, col, what in checks:
-        if name not in t.index:
-            continue
-        a, b = t.loc[name, col], base[col]
-        ok = {"entropy (last 10%)": a > b, "truncated (last 10%)": a < b}.get(col)
-        ok = beats(a, b, n) if ok is None else ok
-        lines.append(
-            f"{'REPRODUCED' if ok else 'NOT REPRODUCED'}: {what} "
-            f"({col}: {a:.3f} vs naive {b:.3f}; {int(t.loc[name, 'samples drawn'])} "
-            f"vs {int(base['samples drawn'])} samples drawn)."
-        )
-    return "\n".join(lines)
+        Claim(
+            "token-level",
+            "the token-level loss raises accuracy",
+            f"{SOURCE} table 1",
+            metric="held-out accuracy",
+            arm="+ token-level loss",
+            baseline="naive GRPO",
+        ),
+        Claim(
+            "dynamic-sampling",
+            "dynamic sampling raises accuracy in the same steps",
+            f"{SOURCE} sec. 3.2, fig. 6",
+            metric="held-out accuracy",
+            arm="+ dynamic sampling",
+            baseline="naive GRPO",
+        ),
+        Claim(
+            "dynamic-sampling-equal",
+            "dynamic sampling raises accuracy on the same samples",
+            f"{SOURCE} sec. 3.2",
+            metric="held-out accuracy",
+            arm=EQUAL,
+            baseline="naive GRPO",
+        ),
+        Claim(
+            "all",
+            "DAPO's pieces together raise accuracy",
+            f"{SOURCE} table 1",
+            metric="held-out accuracy",
+            arm="DAPO (all)",
+            baseline="naive GRPO",
+        ),
+    ),
+    live={"arms": ["naive GRPO", "+ clip-higher", "DAPO (all)"], "seeds": (0, 1), "steps": 60},
+)

@@ -1,0 +1,56 @@
+"""What most experiments' arms share: a GRPO run of given settings on one seed, resumable,
+summarised by its held-out accuracy and the means of its last steps.
+
+>>> m = pd.DataFrame({"step": [1, 2, 3, 4], "entropy": [1.0, 0.8, 0.6, 0.4]})
+>>> tail_means(m, ["entropy"], frac=0.5)
+{'entropy (last 50%)': 0.5}
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from labkit.algos.grpo import GRPOTrainer
+from labkit.experiments.harness import resume_or_start
+from labkit.runs.evaluate import accuracy
+
+
+def tail_means(metrics: pd.DataFrame, columns, frac: float = 0.1) -> dict:
+    """Each column's mean over the last ``frac`` of the steps (at least one step), named
+    ``"<column> (last 10%)"``: an end-of-run level less noisy than the last step alone."""
+    tail = metrics.iloc[-max(1, round(len(metrics) * frac)) :]
+    return {f"{c} (last {frac:.0%})": float(tail[c].mean()) for c in columns if c in tail}
+
+
+def grpo_run(
+    model: str,
+    settings: dict,
+    *,
+    seed: int,
+    steps: int,
+    run_name: str,
+    tick,
+    until=None,
+    trainer_cls=GRPOTrainer,
+    **fixed,
+):
+    """A ``trainer_cls`` trained ``steps`` steps (or until ``until(trainer)``) on ``model``
+    with ``fixed | settings`` and ``seed``, logged to ``runs/<run_name>`` (resumed from its
+    checkpoints when it has some)."""
+    kwargs = {"model": model, "seed": seed, "max_steps": steps, **fixed, **settings}
+    return resume_or_start(trainer_cls, run_name, steps, tick, until=until, **kwargs)
+
+
+def heldout_accuracy(trainer, n: int, max_len: int | None = None, seed: int = 0) -> float:
+    """One sample at temperature 1 on each of the first ``n`` held-out prompts of the trainer's
+    task (standard error ~ sqrt(p(1-p)/n): 0.025 at n = 400)."""
+    task = trainer.task
+    return accuracy(
+        trainer.model,
+        trainer.tokenizer,
+        task,
+        task.heldout[:n],
+        temperature=1.0,
+        max_completion_length=max_len or trainer.max_len,
+        seed=seed + 1,
+    )
