@@ -50,6 +50,7 @@ __all__ = [
     "compare_frame",
     "compare_runs",
     "core",
+    "experiments",
     "digit_partial",
     "exact_match",
     "fast_mode",
@@ -90,4 +91,6 @@ __all__ += ["MultiTurnConfig", "MultiTurnGRPOTrainer", "envs"]
 def __getattr__(name: str):
     if name == "widgets":  # lazy: ipywidgets and anywidget only when a widget is wanted
         return importlib.import_module("labkit.widgets")
+    if name == "experiments":  # lazy: scipy and the stored results only when a lab wants them
+        return importlib.import_module("labkit.experiments")
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")

@@ -1,6 +1,8 @@
 """Experiments the labs run and print: each states a paper's claim (``CLAIM``), runs it on the toy
-(``run(fast=..., seed=...)``), returns its tables and says plainly whether it reproduced
-(``verdict``).
+and says plainly whether it reproduced. Experiments on the harness (``harness``: arms x seeds in
+worker processes, ``claims``: the rule stated before the run and the verdict over seeds,
+``results``: the stored full run a lab opens on, ``lk.experiments.load(name)``) have an
+``EXPERIMENT``; the others still have ``run(fast=..., seed=...)`` and ``verdict``.
 
   kl_table          Schulman's KL table by Monte Carlo; KL in the reward vs as a loss (lab 10)
   why_not_learning  a healthy run against two faulty ones, named by the run doctor (lab 45)
@@ -24,3 +26,7 @@
   search            best-of-N by ORM, PRM and vote; PRM-guided beam search (lab 96)
   curriculum        prioritized sampling by pass rate against uniform (lab 97)
 """
+
+from labkit.experiments.results import load, stored
+
+__all__ = ["load", "stored"]

@@ -85,7 +85,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
         until=until,
         task="addition_ramble",
         track_kl=False,
-        save_steps=20,
+        save_steps=max(1, steps // 3),
         **SETUP,
     )
     return Outcome(summary(trainer, HELDOUT["fast" if fast else "full"], seed), curves(trainer))

@@ -143,6 +143,56 @@ class Experiment:
         )
         return result
 
+    def live_config(self, fast: bool = False, full: bool = False) -> dict:
+        """What a lab's "run it yourself" cell runs: the ``live`` arms, seeds and steps (about
+        two minutes on a laptop CPU); ``full``: every arm and seed, the stored result's, in the
+        same run folders as ``scripts/run_experiment.py`` (what finished there is read back);
+        ``fast``: the live arms on the fast seeds and steps (CI)."""
+        if full:
+            return {
+                "arms": list(self.arms),
+                "seeds": self.seeds,
+                "steps": self.steps,
+                "root": self.name,
+            }
+        arms = self.live.get("arms", list(self.arms))
+        if fast:
+            return {
+                "arms": arms,
+                "seeds": self.fast_seeds,
+                "steps": self.fast_steps,
+                "fast": True,
+                "root": f"{self.name}-fast",
+            }
+        seeds, steps = self.live.get("seeds", self.fast_seeds), self.live.get("steps", self.steps)
+        return {"arms": arms, "seeds": seeds, "steps": steps, "root": f"{self.name}-live"}
+
+    def partial_curves(self, root: str, arms, seeds) -> pd.DataFrame:
+        """The kept curves of the runs under ``runs/<root>/`` so far (a live figure's data)."""
+        frames = []
+        for arm in arms:
+            for s in seeds:
+                path = runs_root() / root / slug(arm) / f"seed-{s}" / "metrics.jsonl"
+                rows = _read_jsonl(path)
+                if rows:
+                    m = pd.DataFrame(rows)
+                    keep = ["step", *(c for c in self.curves if c in m)]
+                    frames.append(m[keep].assign(arm=arm, seed=s))
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _read_jsonl(path) -> list[dict]:
+    """The complete lines of a JSONL file being written (none if it does not exist yet)."""
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:  # the line being written
+            pass
+    return rows
+
 
 def experiment_of(module: str) -> Experiment:
     """The ``EXPERIMENT`` of a module (``labkit.experiments.dapo``)."""

@@ -18,6 +18,11 @@ import threading
 
 import pandas as pd
 
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; run folders are not guarded there
+    fcntl = None
+
 FILES = {
     "metrics": "metrics.jsonl",
     "samples": "samples.jsonl",
@@ -56,10 +61,13 @@ class RunLog:
         self.records = {k: list((records or {}).get(k, [])) for k in FILES}
         self.lock = threading.Lock()
         self._files = {}
+        self._lock = None
         if self.path is not None:
             if records is None and (self.path / "config.json").exists():
+                _refuse_if_written(self.path)  # by another process: its folder stays put
                 _move_aside(self.path)  # a new run under a used name: keep the old one whole
             self.path.mkdir(parents=True, exist_ok=True)
+            self._lock = _hold(self.path)  # until close(): other processes see it is in use
             self.write_config()
             # kept open for the life of the run (closed by close()), one flush per record;
             # given records (a resumed run) are written first
@@ -135,6 +143,9 @@ class RunLog:
         for f in self._files.values():
             f.close()
         self._files = {}
+        if self._lock is not None:
+            self._lock.close()  # releases the lock
+            self._lock = None
 
     def __repr__(self) -> str:
         return f"RunLog({str(self.path)!r}, steps={len(self.records['metrics'])})"
@@ -150,6 +161,54 @@ def _upto(records: dict, step: int) -> dict:
         ]
         for k, rows in records.items()
     }
+
+
+LOCK = ".writer"
+"""A run folder's lock file: held (``flock``) by the process writing the run, holding its pid."""
+
+
+class RunInUse(RuntimeError):
+    """Another process is writing the run folder a new run was asked to use."""
+
+
+def _hold(path: pathlib.Path):
+    """Lock ``path``'s lock file for this process (released when the file closes); refuse
+    when another process holds it (two runs of one name started at once)."""
+    if fcntl is None:
+        return None
+    f = open(path / LOCK, "a+")  # noqa: SIM115 - held open for the life of the run
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        pid = f.read().strip() or "?"
+        f.close()
+        raise RunInUse(
+            f"{path} is being written by another process (pid {pid}): two runs of one "
+            "name cannot share a folder; give this one another run_name"
+        ) from None
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
+
+
+def _refuse_if_written(path: pathlib.Path) -> None:
+    """Raise :class:`RunInUse` when another process holds ``path``'s lock (a run of this
+    process may be moved aside: a notebook cell run again)."""
+    lock = path / LOCK
+    if fcntl is None or not lock.exists():
+        return
+    with open(lock, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_UN)
+        except BlockingIOError:
+            f.seek(0)
+            if f.read().strip() != str(os.getpid()):
+                f.close()
+                _hold(path)  # raises, naming the other process
 
 
 def _move_aside(path: pathlib.Path) -> pathlib.Path:

@@ -2,6 +2,7 @@
 
 from labkit.widgets.browser import CompletionBrowser
 from labkit.widgets.dashboard import Dashboard, LiveFigure
+from labkit.widgets.experiments import run_live
 from labkit.widgets.explorers import AdvantageExplorer, KLExplorer
 from labkit.widgets.reward_editor import RewardEditor
 from labkit.widgets.sandbox import Bank, bank_from_samples, compile_reward, evaluate_reward
@@ -17,4 +18,5 @@ __all__ = [
     "bank_from_samples",
     "compile_reward",
     "evaluate_reward",
+    "run_live",
 ]

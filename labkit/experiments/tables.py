@@ -1,0 +1,102 @@
+"""Markdown made from stored results: the README's claims table and each lab's "measured"
+section. ``scripts/results_tables.py`` writes them; ``tests/test_results_tables.py`` fails when
+the README or a lab disagrees with the stored results.
+
+>>> fmt(0.123456), fmt(-0.0001234), fmt(12.5), fmt(float("nan"))
+('0.123', '-0.000123', '12.5', '–')
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from scipy import stats
+
+from labkit.experiments.harness import Result
+
+MARK = "<!-- measured: {} -->"
+"""The first line of a lab's generated markdown cell."""
+
+
+def fmt(x: float) -> str:
+    """Three significant digits (a dash for NaN)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.3g}"
+
+
+def interval_text(mean: float, low: float, high: float) -> str:
+    """``0.052 [0.011, 0.093]``."""
+    return f"{fmt(mean)} [{fmt(low)}, {fmt(high)}]"
+
+
+def claims_rows(result: Result, lab: str) -> list[str]:
+    """One README row per claim of ``result``."""
+    rows = []
+    for v in result.verdicts():
+        c = v.claim
+        rows.append(
+            f"| {c.text} | {c.source} | {lab} | {v.n} | "
+            f"{interval_text(v.mean, v.low, v.high)} | {c.rule} | **{v.verdict}** |"
+        )
+    return rows
+
+
+def claims_table(results: dict[str, tuple[Result, str]]) -> str:
+    """The README's table: ``results`` maps a name to (stored result, its lab)."""
+    head = [
+        (
+            "| claim | source | lab | seeds | effect [95 % CI] | rule (stated before the run) "
+            "| verdict |"
+        ),
+        "|---|---|---|---|---|---|---|",
+    ]
+    body = [row for result, lab in results.values() for row in claims_rows(result, lab)]
+    return "\n".join(head + body)
+
+
+def arm_table(result: Result) -> str:
+    """Per arm, each summary column's mean ± the half-width of its 95 % t interval."""
+    s = result.summaries
+    cols = [c for c in s.columns if c not in ("arm", "seed")]
+    lines = ["| arm | seeds | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+    for arm, d in s.groupby("arm", sort=False):
+        cells = []
+        for c in cols:
+            v = d[c].dropna()
+            half = stats.sem(v) * stats.t.ppf(0.975, len(v) - 1) if len(v) > 1 else float("nan")
+            cells.append(fmt(v.mean()) + ("" if math.isnan(half) else f" ± {fmt(half)}"))
+        lines.append(f"| {arm} | {len(d)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def measured_section(result: Result) -> str:
+    """A lab's generated "measured" cell: how the stored result was made, the per-arm table
+    and the claims with their intervals and verdicts."""
+    m = result.meta
+    verdicts = pd.DataFrame([v.row() for v in result.verdicts()])
+    claims = [
+        f"- {r['claim']}: {interval_text(r['effect'], r['ci_low'], r['ci_high'])} "
+        f"over {r['seeds']} seeds; rule: {r['rule']}: **{r['verdict']}**"
+        for r in verdicts.to_dict("records")
+    ]
+    return "\n".join(
+        [
+            MARK.format(result.name),
+            "## Full mode, measured",
+            "",
+            (
+                f"`{m.get('command', '?')}`: {len(m.get('seeds', []))} seeds x "
+                f"{len(m.get('arms', []))} arms x {m.get('steps', '?')} steps, labkit "
+                f"{m.get('commit', '?')}, torch {m.get('versions', {}).get('torch', '?')}, "
+                f"{m.get('date', '?')}, {m.get('cores', '?')} cores, {m.get('wall_s', '?')} s. "
+                "Means over seeds ± the half-width of their 95 % confidence interval "
+                "(generated from the stored result by `scripts/results_tables.py`)."
+            ),
+            "",
+            arm_table(result),
+            "",
+            *claims,
+        ]
+    )

@@ -1,0 +1,68 @@
+"""Regenerate, from the stored results (``labkit/results/``), the README's claims table and
+each lab's "measured" section; ``--check`` only reports what is stale (the tests run it).
+
+    python scripts/results_tables.py [--check]
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pathlib
+import sys
+
+from labkit.experiments import results, tables
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+BEGIN, END = "<!-- claims:begin -->", "<!-- claims:end -->"
+
+
+def stored_with_labs() -> dict:
+    """name -> (stored result, its lab's notebook name)."""
+    out = {}
+    for name in results.stored():
+        exp = importlib.import_module(f"labkit.experiments.{name}").EXPERIMENT
+        out[name] = (results.load(name), exp.lab)
+    return out
+
+
+def readme_text(found: dict) -> str:
+    """README.md with the claims table between its markers regenerated."""
+    text = README.read_text()
+    head, rest = text.split(BEGIN)
+    _, tail = rest.split(END)
+    return f"{head}{BEGIN}\n{tables.claims_table(found)}\n{END}{tail}"
+
+
+def lab_sources(found: dict) -> dict[pathlib.Path, str]:
+    """Each lab notebook's JSON with its generated "measured" cell rewritten."""
+    out = {}
+    for name, (result, lab) in found.items():
+        path = ROOT / "labs" / f"{lab}.ipynb"
+        nb = json.loads(path.read_text())
+        mark = tables.MARK.format(name)
+        cells = [c for c in nb["cells"] if "".join(c["source"]).startswith(mark)]
+        if not cells:
+            raise ValueError(f"{path} has no markdown cell starting with {mark!r}")
+        cells[0]["source"] = tables.measured_section(result).splitlines(keepends=True)
+        out[path] = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+    return out
+
+
+def main() -> None:
+    check = "--check" in sys.argv
+    found = stored_with_labs()
+    files = {README: readme_text(found), **lab_sources(found)}
+    stale = [p for p, text in files.items() if p.read_text() != text]
+    if check:
+        for p in stale:
+            print(f"{p.relative_to(ROOT)} is stale: run python scripts/results_tables.py")
+        sys.exit(1 if stale else 0)
+    for p in stale:
+        p.write_text(files[p])
+        print(f"wrote {p.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
