@@ -37,7 +37,7 @@ def claims_rows(result: Result, lab: str) -> list[str]:
     for v in result.verdicts():
         c = v.claim
         rows.append(
-            f"| {c.text} | {c.source} | {lab} | {v.n} | "
+            f"| {c.text} | {c.source} | {lab.split('_')[0]} | {v.n} | "
             f"{interval_text(v.mean, v.low, v.high)} | {c.rule} | **{v.verdict}** |"
         )
     return rows

@@ -49,9 +49,9 @@ def band_figure(curves: pd.DataFrame, metric: str, arms=None, smooth: int = 1) -
     confidence band (shaded; none with one seed). ``smooth`` > 1: a trailing mean per seed
     first."""
     fig = go.Figure()
-    arms = list(arms or dict.fromkeys(curves["arm"]))
+    arms = list(arms or (dict.fromkeys(curves["arm"]) if "arm" in curves else []))
     for i, arm in enumerate(arms):
-        d = curves[curves["arm"] == arm]
+        d = curves[curves["arm"] == arm] if "arm" in curves else curves.iloc[:0]
         if metric not in d or d[metric].isna().all():
             continue
         wide = d.pivot_table(index="step", columns="seed", values=metric)
