@@ -1,0 +1,136 @@
+"""The experiment harness (labkit.experiments.harness, pool, claims, results): the verdict rule,
+a stored result's round trip, runs in worker processes equal to solo runs, and a many-seed run
+killed mid-way resumes every seed from its own checkpoint, nothing lost or mixed."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import torch
+
+from labkit.experiments import dapo, results
+from labkit.experiments.claims import Claim, decide, judge
+from labkit.experiments.harness import Outcome, Result, slug
+from labkit.runs import checkpoint
+from labkit.runs.log import load_run
+
+
+def claim(direction=1, effect=None, margin=None):
+    return Claim(
+        "c",
+        "t",
+        "s",
+        metric="m",
+        arm="B",
+        baseline="A",
+        direction=direction,
+        effect=effect,
+        margin=margin,
+    )
+
+
+@pytest.mark.parametrize(
+    "kw, low, high, want",
+    [
+        ({}, 0.01, 0.2, "reproduced"),
+        ({}, -0.2, -0.01, "not reproduced"),
+        ({}, -0.1, 0.1, "inconclusive"),
+        ({"direction": -1}, -0.2, -0.01, "reproduced"),
+        ({"direction": -1}, 0.01, 0.2, "not reproduced"),
+        ({"effect": 0.3}, 0.01, 0.2, "not reproduced"),  # excludes the paper's effect size
+        ({"effect": 0.1}, 0.01, 0.2, "reproduced"),
+        ({"direction": 0, "margin": 0.05}, -0.02, 0.03, "reproduced"),
+        ({"direction": 0, "margin": 0.05}, 0.06, 0.2, "not reproduced"),
+        ({"direction": 0, "margin": 0.05}, -0.02, 0.2, "inconclusive"),
+    ],
+)
+def test_the_verdict_rule(kw, low, high, want):
+    assert decide(claim(**kw), low, high) == want
+
+
+def test_judge_pairs_arms_by_seed_and_needs_two_seeds():
+    s = pd.DataFrame({"arm": ["A", "A", "B", "B"], "seed": [0, 1, 1, 0], "m": [1.0, 2.0, 2.5, 1.2]})
+    v = judge(claim(), s)
+    assert v.values == pytest.approx([0.2, 0.5])  # seed 0: 1.2 - 1.0, seed 1: 2.5 - 2.0
+    assert v.mean == pytest.approx(0.35)
+    one = judge(claim(), s[s["seed"] == 0])
+    assert one.verdict == "inconclusive" and math.isinf(one.high)
+    with pytest.raises(ValueError, match="margin"):
+        Claim("c", "t", "s", metric="m", arm="B", direction=0)
+
+
+def test_a_stored_result_reads_back_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "STORE", tmp_path)
+    s = pd.DataFrame({"arm": ["A", "B"], "seed": [0, 0], "m": [0.25, 0.5]})
+    c = pd.DataFrame({"arm": ["A", "A"], "seed": [0, 0], "step": [1, 2], "entropy": [1.5, 1.25]})
+    path = results.store(Result("toy", s, c, [claim()], {"steps": 2}), command="pytest")
+    back = results.load("toy")
+    assert back.meta["steps"] == 2 and back.meta["command"] == "pytest"
+    assert {"commit", "versions", "date", "cores"} <= back.meta.keys()
+    pd.testing.assert_frame_equal(back.summaries, s)
+    assert back.curves["entropy"].tolist() == [1.5, 1.25] and back.claims == [claim()]
+    assert json.loads(path.read_text())["claims"][0]["arm"] == "B"
+    with pytest.raises(FileNotFoundError, match="run_experiment.py missing"):
+        results.load("missing")
+
+
+def test_outcomes_round_trip_and_arms_have_folder_names():
+    out = Outcome({"acc": 0.5}, pd.DataFrame({"step": [1], "entropy": [0.5]}))
+    back = Outcome.from_json(out.to_json())
+    assert back.summary == out.summary and back.curves.equals(out.curves)
+    assert slug("+ clip-higher") == "clip-higher"
+
+
+ARMS, SEEDS, STEPS = ["naive GRPO", "+ clip-higher"], (0, 1), 6
+KW = {"fast": True, "arms": ARMS, "seeds": SEEDS, "steps": STEPS, "progress": False}
+
+
+def folders(root):
+    return [root / "dapo-fast" / slug(a) / f"seed-{s}" for a in ARMS for s in SEEDS]
+
+
+def kill_midway(root) -> None:
+    """Start the many-seed run in a new process group; SIGKILL it, workers and all, once one
+    run has a checkpoint and not every run has finished."""
+    code = f"from labkit.experiments import dapo\ndapo.EXPERIMENT.run(**{KW!r}, workers=2)"
+    env = {**os.environ, "LABKIT_RUNS": str(root)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:
+            done = [(f / "outcome.json").exists() for f in folders(root)]
+            saved = any(checkpoint.steps(f) for f in folders(root))
+            if saved and not all(done):
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.training
+def test_a_killed_many_seed_run_resumes_every_seed_as_if_never_stopped(tmp_path, monkeypatch):
+    killed, solo = tmp_path / "killed", tmp_path / "solo"
+    kill_midway(killed)
+    assert not all((f / "outcome.json").exists() for f in folders(killed))
+    monkeypatch.setenv("LABKIT_RUNS", str(killed))
+    resumed = dapo.EXPERIMENT.run(**KW, workers=2)  # the same call, started again
+    monkeypatch.setenv("LABKIT_RUNS", str(solo))
+    torch.set_num_threads(1)  # the workers' thread count: seed k computes what it computes solo
+    ref = dapo.EXPERIMENT.run(**KW, workers=1)
+    for f in folders(killed):
+        m = load_run(f).metrics
+        assert m["step"].tolist() == list(range(1, STEPS + 1)), f  # each step once
+        assert load_run(f).config["seed"] == int(f.name.split("-")[1])  # not another seed's
+    key = ["arm", "seed", "step"]
+    a, b = resumed.curves.sort_values(key), ref.curves.sort_values(key)
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+    pd.testing.assert_frame_equal(resumed.summaries, ref.summaries)
