@@ -173,7 +173,8 @@ class RunInUse(RuntimeError):
 
 def _hold(path: pathlib.Path):
     """Lock ``path``'s lock file for this process (released when the file closes); refuse
-    when another process holds it (two runs of one name started at once)."""
+    when another process holds it (two runs of one name started at once). When this process
+    holds it already (a run resumed while its first trainer is alive), the first keeps it."""
     if fcntl is None:
         return None
     f = open(path / LOCK, "a+")  # noqa: SIM115 - held open for the life of the run
@@ -183,6 +184,8 @@ def _hold(path: pathlib.Path):
         f.seek(0)
         pid = f.read().strip() or "?"
         f.close()
+        if pid == str(os.getpid()):  # a run of this process (resumed, forked): it holds it
+            return None
         raise RunInUse(
             f"{path} is being written by another process (pid {pid}): two runs of one "
             "name cannot share a folder; give this one another run_name"
