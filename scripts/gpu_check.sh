@@ -23,7 +23,8 @@ while [ $# -gt 0 ]; do
 done
 PY=${PYTHON:-python3}
 OUT=${OUT:-$PWD/gpu-check-out}
-CARRY=${GPU_CARRY:-.gpu-wheels}
+export GPU_CARRY=${GPU_CARRY:-.gpu-wheels}
+CARRY=$GPU_CARRY
 SITE=${GPU_CHECK_SITE:-/tmp/labkit-gpu-site}
 mkdir -p "$OUT"
 log="$OUT/gpu_check.log"

@@ -92,7 +92,7 @@ def main() -> int:
         "nvidia_smi": nvidia_smi(),
     }
     env["device"] = device()
-    args.json.write_text(json.dumps(env, indent=1))
+    args.json.write_text(json.dumps(env) + "\n")  # one line: read back as JSON lines
     print(json.dumps(env, indent=1))
     return 0
 

@@ -10,7 +10,8 @@ dashboard widget is left out (no ipywidgets there). Where the lab reads the hub,
   else the tiny policy's character tokenizer (longer prompts: said in the row);
 - GSM8K: rows in GSM8K's schema made here (question; answer ending in ``#### <number>``).
 
-One JSON row per preset to ``--json``. ``--cpu``: the same calls at tiny sizes (the T4 preset,
+Rows to ``--json``: one when the trainer is built (preset, estimates), then one after each step
+with the figures so far (the last is the result). ``--cpu``: the same calls at tiny sizes (the T4 preset,
 a 1-layer narrow model, 2 x 2 completions of 8 tokens, 2 steps): a dry run of this script.
 
     python scripts/gpu_check_lab51.py --json lab51.jsonl [--steps 3] [--cpu]
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import random
 import statistics
@@ -30,7 +32,7 @@ import time
 import torch
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-TOKENIZER = ROOT / ".gpu-wheels" / "smollm2-135m"
+TOKENIZER = ROOT / os.environ.get("GPU_CARRY", ".gpu-wheels") / "smollm2-135m"
 TINY = {  # --cpu: the preset's architecture family, shrunk
     "num_hidden_layers": 1,
     "hidden_size": 64,
@@ -107,7 +109,9 @@ def random_folder(model_id: str, tok, folder: pathlib.Path, cpu: bool) -> pathli
     return folder
 
 
-def run(steps: int, cpu: bool) -> dict:
+def build(cpu: bool):
+    """``(trainer, row)``: the lab's trainer for this GPU's preset, and what is known before a
+    step (the preset, the estimates, the tokenizer)."""
     from labkit.experiments import gpu
     from labkit.models.memory import memory_report
 
@@ -116,23 +120,9 @@ def run(steps: int, cpu: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = random_folder(preset["model"], tok, pathlib.Path(tmp), cpu)
         t0 = time.perf_counter()
-        tr = gpu.gpu_trainer(
-            {**preset, "model": str(folder)}, task_path=gsm8k_rows(), max_steps=steps
-        )
+        tr = gpu.gpu_trainer({**preset, "model": str(folder)}, task_path=gsm8k_rows())
         build_s = time.perf_counter() - t0
-    report = memory_report(tr)
-    print(report, flush=True)
-    if not cpu:
-        torch.cuda.reset_peak_memory_stats()
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        tr.step()
-        times.append(time.perf_counter() - t0)
-    B = preset["prompts_per_step"] * preset["num_generations"]
-    tokens = (tr.log.metrics["len/mean"] * B).tolist()
-    step_s = statistics.median(times[1:] or times)  # the first step warms the kernels up
-    return {
+    row = {
         "preset": name,
         "architecture": preset["model"],
         "weights": "random",
@@ -140,16 +130,36 @@ def run(steps: int, cpu: bool) -> dict:
         "prompt_tokens_max": max(len(tok(e.prompt)["input_ids"]) for e in tr.task.train),
         "precision": tr.precision,
         "gradient_checkpointing": preset["gradient_checkpointing"],
-        "B": B,
+        "B": preset["prompts_per_step"] * preset["num_generations"],
         "max_completion_length": preset["max_completion_length"],
         "est_gb_preset_table": est_gb,
-        "memory_report": report,
-        "peak_gb": None if cpu else torch.cuda.max_memory_allocated() / 2**30,
-        "s_per_step": step_s,
-        "step_times": times,
-        "generated_tokens_per_s": statistics.mean(tokens[1:] or tokens) / step_s,
+        "memory_report": memory_report(tr),
         "build_s": build_s,
     }
+    return tr, row
+
+
+def measure(tr, row: dict, steps: int, emit) -> None:
+    """``steps`` steps; after each, ``emit`` the row with the figures so far (a run cut off
+    at its limit keeps the steps it finished). The first step warms the kernels up."""
+    cuda = tr.device.type == "cuda"
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        tr.step()
+        times.append(time.perf_counter() - t0)
+        tokens = (tr.log.metrics["len/mean"] * row["B"]).tolist()
+        step_s = statistics.median(times[1:] or times)
+        row.update(
+            steps_done=len(times),
+            step_times=times,
+            s_per_step=step_s,
+            generated_tokens_per_s=statistics.mean(tokens[1:] or tokens) / step_s,
+            peak_gb=torch.cuda.max_memory_allocated() / 2**30 if cuda else None,
+        )
+        emit(row)
 
 
 def main() -> int:
@@ -158,11 +168,16 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--cpu", action="store_true", help="a dry run of this script on the CPU")
     args = ap.parse_args()
-    row = run(2 if args.cpu else args.steps, args.cpu)
-    print(json.dumps(row, default=str), flush=True)
-    if args.json:
-        with open(args.json, "a") as f:
-            f.write(json.dumps(row, default=str) + "\n")
+
+    def emit(row: dict) -> None:
+        print(json.dumps(row, default=str), flush=True)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps(row, default=str) + "\n")
+
+    tr, row = build(args.cpu)
+    emit({**row, "steps_done": 0})
+    measure(tr, row, 2 if args.cpu else args.steps, emit)
     return 0
 
 
