@@ -31,6 +31,7 @@ def test_a_checkpoint_resumes_on_the_other_device(algo, saved, resumed, gpu_devi
     tr = CLS[algo]("tiny", run_name="r", device=where[saved], **KW)
     tr.train(2, progress=False)
     before = state_on_cpu(tr)
+    tr.log.close()  # done writing: the folder's lock goes (RunLog holds it until close)
     back = CLS[algo].from_run("r", device=where[resumed])
     assert back.device.type == where[resumed].type and back.global_step == 2
     assert back.generator.device.type == back.device.type
@@ -47,7 +48,7 @@ def test_a_checkpoint_resumes_on_the_other_device(algo, saved, resumed, gpu_devi
 def test_a_generator_from_another_device_type_gives_a_fresh_stream_and_a_warning(runs):
     """Stands in for a CUDA checkpoint on this CPU: its generator state is Philox's 16 bytes,
     which a CPU generator (mt19937, 5056 bytes) refuses."""
-    lk.GRPOTrainer("tiny", run_name="r", **KW).train(2, progress=False)
+    lk.GRPOTrainer("tiny", run_name="r", **KW).train(2, progress=False).close()
     path = checkpoint.folder(runs / "r", 2) / checkpoint.STATE
     state = torch.load(path, weights_only=False)
     assert state["generator_device"] == "cpu"
@@ -68,5 +69,6 @@ def test_the_fp16_loss_scale_survives_a_resume(runs):
     tr.scaler.update(1024.0)  # away from the initial 2 ** 16, so a reset would show
     tr.train(1, progress=False)
     scale = tr.scaler.get_scale()
+    tr.log.close()
     back = lk.GRPOTrainer.from_run("r")
     assert back.scaler.get_scale() == scale != 2.0**16
