@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= $(VENV)/bin/python
 STAMP := $(VENV)/.labkit-installed
 
-.PHONY: setup demo test test-fast lab lint clean browser
+.PHONY: setup demo test test-fast lab lint clean browser gpu-wheels
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
@@ -43,5 +43,10 @@ lint: setup  # ruff's linter and formatter (pyproject.toml); `ruff format $(LINT
 	$(PYTHON) -m ruff check $(LINTED)
 	$(PYTHON) -m ruff format --check $(LINTED)
 
+# What scripts/gpu_check.sh installs on a GPU machine (README, GPU check): wheels for CPython 3.12
+# and SmolLM2's tokenizer, into .gpu-wheels/ (ignored; the device call carries it). Prints sizes.
+gpu-wheels: setup
+	$(PYTHON) scripts/gpu_check_carry.py --out .gpu-wheels
+
 clean:
-	rm -rf runs/ .pytest_cache
+	rm -rf runs/ .pytest_cache gpu-check-out/

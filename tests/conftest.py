@@ -1,5 +1,6 @@
-"""What tests share: an offline hub, a runs folder, fresh tiny and LoRA policies, and the
-resume helpers (an uninterrupted run against one stopped, or SIGKILLed, and resumed)."""
+"""What tests share: an offline hub, a runs folder, fresh tiny and LoRA policies, the resume
+helpers (an uninterrupted run against one stopped, or SIGKILLed, and resumed), and the ``gpu``
+marker's skip where there is no CUDA."""
 
 import copy
 import os
@@ -19,6 +20,45 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import labkit as lk  # after the offline switches
 from labkit.runs import checkpoint
+
+NO_CUDA = (
+    "needs CUDA: torch.cuda.is_available() is False here; `bash scripts/gpu_check.sh` runs the "
+    "gpu tests on a GPU machine (README, GPU check)"
+)
+
+
+ON_CPU = os.environ.get("LABKIT_GPU_TESTS_ON_CPU") == "1"
+"""A rehearsal of the gpu tests' own code on the CPU (``gpu_device`` is then the CPU, and a test
+that needs a CUDA-only API skips, saying so): it checks the tests, never CUDA."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` are skipped, with :data:`NO_CUDA` as the reason, where CUDA is not
+    available (unless :data:`ON_CPU`)."""
+    if torch.cuda.is_available() or ON_CPU:
+        return
+    skip = pytest.mark.skip(reason=NO_CUDA)
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def gpu_device() -> torch.device:
+    """Where a ``gpu`` test runs: cuda (the CPU in a rehearsal, :data:`ON_CPU`)."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@pytest.fixture
+def cuda_only(gpu_device):
+    """``cuda_only(what)``: skip a rehearsal at a step that needs CUDA itself (memory
+    statistics, the sync debug mode), naming it."""
+
+    def check(what: str) -> None:
+        if gpu_device.type != "cuda":
+            pytest.skip(f"rehearsal on the CPU: {what} needs CUDA")
+
+    return check
 
 
 @pytest.fixture

@@ -18,15 +18,22 @@ from labkit.classic import (
 GRID = gridworld()
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_dqn_solves_the_gridworld(seed):
+def assert_dqn_solves_the_gridworld(seed: int, device=None):
+    """DQN (default config, ``seed``) on ``device`` ends with the optimal greedy path and a Q
+    twice as close to Q* as at the start (tests/test_gpu_algos.py runs it on CUDA)."""
     V, Q_star, _, _ = value_iteration(GRID, 0.9)
-    net, stats = train_dqn(GRID, DQNConfig(seed=seed), Q_star=Q_star)
+    net, stats = train_dqn(GRID, DQNConfig(seed=seed), Q_star=Q_star, device=device)
     Q = q_table(net, GRID.n_states)
     assert greedy_return(GRID, Q, 0.9) == pytest.approx(V[0], abs=1e-9)  # optimal: 0.9 ** 7
     assert greedy_path(GRID, Q)[-1] == 24  # ends at the goal, 8 moves
     assert len(greedy_path(GRID, Q)) == 9
     assert stats["q_error"][-1] < 0.5 * stats["q_error"][0]  # Q approaches Q*
+    return net, stats
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dqn_solves_the_gridworld(seed):
+    assert_dqn_solves_the_gridworld(seed)
 
 
 def test_dqn_loss_is_squared_td_error_with_no_gradient_through_target():

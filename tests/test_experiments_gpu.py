@@ -54,7 +54,8 @@ def test_every_preset_fits_its_gpu_class_by_the_memory_estimate(model):
 
 
 def test_the_preset_architectures_have_the_published_sizes():
-    """Qwen2.5-0.5B: 494,032,768 parameters; SmolLM2-360M: 361,821,120 (tied embeddings)."""
+    """Qwen2.5-0.5B: 494,032,768 parameters; SmolLM2-360M: 361,821,120 (tied embeddings);
+    SmolLM2-135M: 134,515,008, the count of the dequantized GGUF (tests/test_smollm2.py)."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     sizes = {}
@@ -65,6 +66,7 @@ def test_the_preset_architectures_have_the_published_sizes():
     assert sizes == {
         gpu.MODELS["qwen2.5-0.5b"]: 494_032_768,
         gpu.MODELS["smollm2-360m"]: 361_821_120,
+        gpu.MODELS["smollm2-135m"]: 134_515_008,
     }
 
 
@@ -84,3 +86,17 @@ def test_smollm2_presets_and_the_offline_message(monkeypatch, capsys):
     monkeypatch.undo()
     with pytest.raises(ValueError, match="Hugging Face hub, which is not reachable here"):
         gpu.gpu_trainer(preset)  # offline: a clear message, not a hub trace
+
+
+def test_a_random_policy_has_the_architecture_and_the_tokenizers_special_ids():
+    model, tok = gpu.random_policy("smollm2-135m", device="meta", num_hidden_layers=2)
+    cfg = model.config
+    assert (cfg.num_hidden_layers, cfg.num_key_value_heads, cfg.rope_parameters["rope_theta"]) == (
+        2,
+        3,
+        1e5,
+    )
+    assert (cfg.pad_token_id, cfg.eos_token_id) == (tok.pad_token_id, tok.eos_token_id)
+    assert model.lm_head.weight is model.model.embed_tokens.weight  # tied, as SmolLM2's
+    with pytest.raises(ValueError, match="random architectures exist for"):
+        gpu.random_policy("gpt2")

@@ -16,14 +16,18 @@ PREFS = [{"prompt": "12+30=", "chosen": "42", "rejected": "43"}] * 2
 PAIRS = [("12+30=", "42"), ("21+4=", "25")]
 SMALL = {"max_steps": 6, "save_steps": 0}  # fp16: the scaler skips overflowing steps at first
 GROUP = {"prompts_per_step": 2, "num_generations": 4, "max_steps": 3, "save_steps": 0}
-MAKE = {
-    "grpo": lambda p: lk.GRPOTrainer("tiny", num_iterations=2, precision=p, **GROUP),
-    "ppo": lambda p: lk.PPOTrainer("tiny", precision=p, **GROUP),
-    "dpo": lambda p: lk.DPOTrainer("tiny", pairs=PREFS, batch_size=2, precision=p, **SMALL),
-    "reward_model": lambda p: lk.RewardModelTrainer(
-        "tiny", pairs=PREFS, batch_size=2, precision=p, **SMALL
+MAKE = {  # MAKE[algo](precision, **more): more trainer arguments (device=... in test_gpu_algos)
+    "grpo": lambda p, **kw: lk.GRPOTrainer("tiny", num_iterations=2, precision=p, **GROUP, **kw),
+    "ppo": lambda p, **kw: lk.PPOTrainer("tiny", precision=p, **GROUP, **kw),
+    "dpo": lambda p, **kw: lk.DPOTrainer(
+        "tiny", pairs=PREFS, batch_size=2, precision=p, **SMALL, **kw
     ),
-    "sft": lambda p: lk.SFTTrainer("tiny", pairs=PAIRS, batch_size=2, precision=p, **SMALL),
+    "reward_model": lambda p, **kw: lk.RewardModelTrainer(
+        "tiny", pairs=PREFS, batch_size=2, precision=p, **SMALL, **kw
+    ),
+    "sft": lambda p, **kw: lk.SFTTrainer(
+        "tiny", pairs=PAIRS, batch_size=2, precision=p, **SMALL, **kw
+    ),
 }
 
 

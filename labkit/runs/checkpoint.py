@@ -9,6 +9,12 @@ run trains on (DPO's and the reward model's pairs, SFT's examples) is in
 process killed while saving leaves the previous one intact. With all of that restored, a
 resumed run on CPU repeats an uninterrupted run's metrics exactly (tests/test_runs_resume.py).
 
+A checkpoint is read onto the CPU first, so one saved on a GPU opens on a machine without one;
+the trainer then moves each tensor to its own device. Only the sampling generator cannot cross
+devices: a CPU generator's state (mt19937) and a CUDA one's (Philox seed and offset) are
+different things, so a run resumed on another device type gets a fresh stream seeded by its seed
+and step (a warning says so) and goes on, not bit for bit as it would have.
+
 pi_ref is not saved: it is rebuilt from the model the run started from (its ``model`` name in
 ``config.json``, or the ``model`` you pass), which is what pi_ref is.
 """
@@ -20,6 +26,7 @@ import json
 import pathlib
 import random
 import shutil
+import warnings
 
 import torch
 
@@ -55,6 +62,8 @@ def save(trainer, run_dir, limit: int | None = None) -> pathlib.Path:
         "rng": trainer.rng.getstate(),
         "torch": torch.get_rng_state(),
         "generator": trainer.generator.get_state(),
+        "generator_device": trainer.generator.device.type,
+        "scaler": None if trainer.scaler is None else trainer.scaler.state_dict(),
         "python": random.getstate(),
         "extra": trainer.extra_state(),
     }
@@ -84,18 +93,44 @@ def maybe_save(trainer, final: bool = False) -> None:
 
 def load(trainer, run_dir, step: int) -> None:
     """Restore the trainer's state from the checkpoint of ``run_dir`` at ``step``."""
-    state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
+    state = read(run_dir, step)
     trainer.model.load_state_dict(state["model"])
     trainer.optimizer.load_state_dict(state["optimizer"])
     if state["scheduler"] is not None:  # None: saved without one (older DPO runs)
         trainer.scheduler.load_state_dict(state["scheduler"])
     trainer.rng.setstate(state["rng"])
-    if state["generator"] is not None:
-        trainer.generator.set_state(state["generator"])
+    _restore_generator(trainer, state)
+    if trainer.scaler is not None and state.get("scaler"):  # fp16: the loss scale goes on
+        trainer.scaler.load_state_dict(state["scaler"])
     torch.set_rng_state(state["torch"])
     random.setstate(state["python"])
     trainer.global_step = state["step"]
     trainer.load_extra_state(state["extra"])
+
+
+def read(run_dir, step: int) -> dict:
+    """The checkpoint of ``run_dir`` at ``step``, its tensors on the CPU (module docstring)."""
+    return torch.load(folder(run_dir, step) / STATE, map_location="cpu", weights_only=False)
+
+
+def _restore_generator(trainer, state: dict) -> None:
+    """The sampling generator's state, when it was saved on this device type; else a fresh
+    stream from (seed, step), with a warning (module docstring)."""
+    if state["generator"] is None:
+        return
+    here = trainer.generator.device.type
+    saved = state.get("generator_device", here)  # older checkpoints: CPU runs only
+    if saved == here:
+        trainer.generator.set_state(state["generator"])
+        return
+    warnings.warn(
+        f"the checkpoint at step {state['step']} was sampled on {saved}, this trainer samples "
+        f"on {here}: their generators' states differ, so sampling goes on from a fresh stream "
+        "seeded by (seed, step), not from the saved one (resume on the same device type to "
+        "repeat the run exactly)",
+        stacklevel=3,
+    )
+    trainer.generator.manual_seed(trainer.config.seed * 1_000_003 + state["step"])
 
 
 def _locate(run) -> pathlib.Path:
@@ -130,7 +165,7 @@ def _build(cls, run_dir, step, model, tokenizer, changes, run_name):
     constructor's other arguments come from ``cls.restore_kwargs(run_dir, meta)``.
     """
     meta = json.loads((run_dir / "config.json").read_text())
-    state = torch.load(folder(run_dir, step) / STATE, weights_only=False)
+    state = read(run_dir, step)
     fields = {f.name for f in dataclasses.fields(cls.config_class)}
     config = cls.config_class(**{k: v for k, v in state["config"].items() if k in fields})
     if model is None:
@@ -152,6 +187,11 @@ def _build(cls, run_dir, step, model, tokenizer, changes, run_name):
     return trainer
 
 
+def _loggable(changes: dict) -> dict:
+    """``changes`` for the events log: a ``torch.device`` (``device=``) as its name."""
+    return {k: str(v) if isinstance(v, torch.device) else v for k, v in changes.items()}
+
+
 def resume(cls, run, step, model, tokenizer, changes):
     """See :meth:`labkit.algos.base.Trainer.from_run`."""
     run_dir = _locate(run)
@@ -159,7 +199,7 @@ def resume(cls, run, step, model, tokenizer, changes):
     trainer = _build(cls, run_dir, step, model, tokenizer, changes, None)
     trainer.log = RunLog.reopen(run_dir, step)
     if changes:
-        trainer.log_event("resume", dict(changes))
+        trainer.log_event("resume", _loggable(changes))
     return trainer
 
 
@@ -173,5 +213,5 @@ def fork(cls, run, step, run_name, model, tokenizer, changes):
     trainer.log.config["parent"] = {"run": str(run_dir), "step": step}
     trainer.log.write_config()
     trainer.log.copy_from(RunLog.read(run_dir), step)
-    trainer.log_event("fork", {"parent": run_dir.name, **changes})
+    trainer.log_event("fork", {"parent": run_dir.name, **_loggable(changes)})
     return trainer
