@@ -185,3 +185,14 @@ EXPERIMENT = Experiment(
     ),
     live={"arms": ["naive GRPO", "+ clip-higher", "DAPO (all)"], "seeds": (0, 1), "steps": 60},
 )
+
+
+def beats(a: float, b: float, n: int) -> bool:
+    """Accuracy ``a`` beats ``b`` (each a mean of ``n`` 0/1 outcomes) by more than two
+    standard errors of the difference. Kept for the single-seed verdicts of labs 93 and 94
+    until they move onto the harness (their claims are then judged over seeds).
+
+    >>> beats(0.48, 0.40, 400), beats(0.43, 0.40, 400)
+    (True, False)
+    """
+    return a - b > 2 * ((a * (1 - a) + b * (1 - b)) / n) ** 0.5
