@@ -56,7 +56,7 @@ def trl_call(
         if name in TRL_ONLY:
             raise ValueError(f"{name}=...: labkit does not take it: {TRL_ONLY[name]}")
     if args is None and (is_trl_args(task) or isinstance(task, TrainConfig)):
-        args, task = task, None  # TRL's third positional argument is args
+        args, task = task, "addition"  # TRL's third positional argument is args
     tokenizer = tokenizer or getattr(processing_class, "tokenizer", processing_class)
     if processing_class is not None:
         prepare_tokenizer(tokenizer)  # left padding and a pad token, as sampling needs

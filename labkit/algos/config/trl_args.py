@@ -55,10 +55,6 @@ RENAMED = {"off_policy_mask_threshold": "off_policy_mask"}
 
 REFUSED = {
     "use_vllm": "labkit samples with its own KV-cache loop on one device",
-    "steps_per_generation": "one labkit step makes num_iterations optimizer steps on the whole "
-    "generation batch; set steps_per_generation = gradient_accumulation_steps (TRL's default)",
-    "generation_batch_size": "the generation batch is per_device_train_batch_size x "
-    "gradient_accumulation_steps (labkit's prompts_per_step x num_generations)",
     "multi_objective_aggregation": "labkit sums the weighted rewards, then normalises (TRL's "
     "'sum_then_normalize')",
     "delta": "labkit clips the ratio to [1 - epsilon, 1 + epsilon_high] only",
@@ -74,10 +70,9 @@ REFUSED = {
     "adam_beta1": "labkit's AdamW uses torch's betas (0.9, 0.999)",
     "adam_beta2": "labkit's AdamW uses torch's betas (0.9, 0.999)",
     "adam_epsilon": "labkit's AdamW uses torch's eps 1e-8",
-    "gradient_accumulation_steps": "",  # checked in derived(): only its product matters
 }
 """TRL fields whose non-default value changes the training and that labkit lacks: what labkit
-does instead (the error message)."""
+does instead (the error message). ``steps_per_generation`` is checked in :func:`derived`."""
 
 NOTES = {
     "log_completions": "labkit records every completion of every step (run.samples)",
@@ -90,21 +85,24 @@ NOTES = {
     "disable_dropout": "labkit keeps the model as it is (tiny and SmolLM2 have no dropout)",
     "cast_lm_head_to_fp32": "labkit computes the loss's log-probs in fp32 anyway",
     "shuffle_dataset": "labkit draws prompts uniformly with replacement",
-    "use_cpu": "labkit runs where the model is (device=...)",
     "torch_compile": "labkit does not compile the model",
-    "chat_template_kwargs": "",  # read by the dataset's chat template (labkit.tasks.trl_dataset)
 }
 """What labkit does instead, for fields that are named in the warning."""
 
 QUIET = {"output_dir", "run_name", "report_to", "project", "bf16", "fp16", "save_strategy"}
 QUIET |= {"save_steps", "max_steps", "num_train_epochs", "per_device_train_batch_size"}
 QUIET |= {"lr_scheduler_type", "warmup_steps", "gradient_checkpointing"}
-QUIET |= {
-    "activation_checkpointing",
-    "vllm_importance_sampling_correction",
-    "remove_unused_columns",
-}
-"""Fields read by :func:`derived` (or harmless: TRL applies TIS to vLLM generations only)."""
+QUIET |= {"activation_checkpointing", "gradient_accumulation_steps", "steps_per_generation"}
+QUIET |= {"generation_batch_size", "vllm_importance_sampling_correction", "remove_unused_columns"}
+QUIET |= {"use_cpu", "disable_tqdm", "accelerator_config", "dataloader_pin_memory", "debug"}
+QUIET |= {"pad_to_multiple_of", "chat_template_kwargs"}
+"""Fields read by :func:`derived` or the dataset, set by TRL's own ``__post_init__``, or
+harmless here (TRL applies TIS to vLLM generations only)."""
+
+ONE_STEP = (
+    "one labkit step makes num_iterations optimizer steps on the whole generation batch; set "
+    "steps_per_generation = gradient_accumulation_steps (TRL's default), or raise num_iterations"
+)
 
 SCHEDULES = {"linear": "linear", "cosine": "cosine", "constant": "constant"}
 SCHEDULES["constant_with_warmup"] = "constant"  # labkit's warm-up precedes every schedule
@@ -143,15 +141,14 @@ def from_trl_args(args, config_class, *, train_size: int) -> tuple[dict, dict]:
         if f.name in defaults and _value(getattr(args, f.name)) != _value(defaults[f.name])
     }
     for name in sorted(changed & set(REFUSED)):
-        if REFUSED[name]:
-            raise ValueError(
-                f"trl.GRPOConfig field {name}={getattr(args, name)!r} has no labkit counterpart: "
-                f"{REFUSED[name]}. Leave it at TRL's default ({defaults[name]!r}) to run in labkit, "
-                "or run this config in TRL"
-            )
+        raise ValueError(
+            f"trl.GRPOConfig field {name}={getattr(args, name)!r} has no labkit counterpart: "
+            f"{REFUSED[name]}. Leave it at TRL's default ({defaults[name]!r}) to run in labkit, "
+            "or run this config in TRL"
+        )
     fields = {name: getattr(args, name) for name in SAME if name in known}
     fields.update({new: getattr(args, old) for old, new in RENAMED.items() if new in known})
-    fields.update(derived(args, fields, train_size))
+    fields.update(derived(args, train_size))
     ignored = sorted(changed - set(SAME) - set(RENAMED) - set(REFUSED) - QUIET)
     if ignored:
         said = [
@@ -165,14 +162,14 @@ def from_trl_args(args, config_class, *, train_size: int) -> tuple[dict, dict]:
     return fields, {"run_name": trl_run_name(args, defaults)}
 
 
-def derived(args, fields: dict, train_size: int) -> dict:
+def derived(args, train_size: int) -> dict:
     """labkit's fields that TRL spreads over several of its own (module docstring)."""
     G, mu = args.num_generations, args.num_iterations
     per_step = args.per_device_train_batch_size * args.gradient_accumulation_steps
     if getattr(args, "steps_per_generation", None) not in (None, args.gradient_accumulation_steps):
         raise ValueError(
-            f"trl.GRPOConfig field steps_per_generation={args.steps_per_generation!r}: "
-            f"{REFUSED['steps_per_generation']}"
+            f"trl.GRPOConfig field steps_per_generation={args.steps_per_generation!r} "
+            f"(gradient_accumulation_steps={args.gradient_accumulation_steps}): {ONE_STEP}"
         )
     if per_step % G:
         raise ValueError(
