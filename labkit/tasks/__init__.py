@@ -11,6 +11,8 @@ offline. ``get_task(name)`` returns a :class:`Task`.
   prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
   hub         ``from_dataset`` (any prompt/answer dataset through ``datasets``), ``gsm8k``
               (needs the hub or a local file in its schema; answers checked with math-verify)
+  trl_dataset ``TRLDataset``: TRL's prompt-only datasets (standard or conversational) as they are
+  hub_access  hub ids fail at once when the hub cannot be reached (no ~50 s of retries)
 """
 
 from labkit.tasks.arithmetic import Addition
@@ -20,6 +22,7 @@ from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
 from labkit.tasks.ramble import AdditionRamble
 from labkit.tasks.scratchpad import Scratchpad
+from labkit.tasks.trl_dataset import TRLDataset
 
 TASKS = {
     "addition": Addition,
@@ -70,6 +73,7 @@ __all__ = [
     "DatasetTask",
     "PassRateSampler",
     "Scratchpad",
+    "TRLDataset",
     "Task",
     "from_dataset",
     "get_task",
