@@ -30,7 +30,9 @@ from labkit.tasks.base import max_completion_tokens
 class SamplingTrainer(Trainer):
     """The base of the trainers that learn from their own samples: ``reward_funcs`` (TRL's
     signature, or built-in names) weighted by ``reward_weights``; ``track_kl`` keeps pi_ref
-    (and logs KL to it) even at beta = 0."""
+    (and logs KL to it) even at beta = 0. TRL's call is taken too (``args``, ``train_dataset``,
+    ``eval_dataset``, ``processing_class``, ``peft_config``: :mod:`labkit.algos.trl_call`);
+    ``verifier`` decides what is correct (:meth:`verify`)."""
 
     config_class = GRPOConfig
 

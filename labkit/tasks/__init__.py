@@ -45,6 +45,11 @@ def get_task(name: str = "addition", **kwargs) -> Task:
     if isinstance(name, str) and name not in TASKS and "+" in name:
         base, weight = name.rsplit("+", 1)
         return PassRateSampler(get_task(base), weight=weight, **kwargs)
+    if name == "trl_dataset":  # a run on a TRL dataset: its rows are not stored with it
+        raise ValueError(
+            "the run trained on a TRL dataset, which is not stored with the run: pass it "
+            "again, from_run(name, task=lk.tasks.TRLDataset(train_dataset, eval_dataset))"
+        )
     if name not in TASKS:
         raise ValueError(
             f"unknown task {name!r}: choose one of {sorted(TASKS)} (or "
