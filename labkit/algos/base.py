@@ -32,6 +32,7 @@ from labkit.models.memory import memory_report, out_of_memory_error
 from labkit.models.policy import enable_gradient_checkpointing, load_policy
 from labkit.runs import checkpoint
 from labkit.runs.log import RunLog, runs_root
+from labkit.runs.trackers import trackers
 from labkit.tasks import get_task, saved_task
 from labkit.utils import set_seed
 
@@ -109,6 +110,8 @@ class Trainer:
         self.precision = choose_precision(self.device, self.config.precision)
         self.scaler = grad_scaler(self.device, self.precision)  # fp16 only
         self.task = None if task is None else get_task(task)
+        if self.task is not None:  # chat messages rendered with the policy's chat template
+            self.task.use_tokenizer(self.tokenizer)
         self.rng = random.Random(self.config.seed)  # the prompt / pair sampler
         self.generator = torch.Generator(self.device).manual_seed(self.config.seed)  # sampling
         self.setup()
@@ -123,6 +126,7 @@ class Trainer:
             self.optimizer, lambda s: lr_factor(s, self.config)
         )
         self.log = RunLog(runs_root() / run_name if run_name else None, self.run_config())
+        self.open_trackers()
         self.global_step = 0
         self.lock = threading.Lock()  # held during a step; swaps wait for the step boundary
         self.pause_event, self.stop_event = threading.Event(), threading.Event()
@@ -132,7 +136,8 @@ class Trainer:
     def load_model(self, model, tokenizer):
         """``(model, tokenizer)`` from a name or a module."""
         if isinstance(model, str):
-            return load_policy(model)
+            loaded, own = load_policy(model)
+            return loaded, tokenizer or own  # TRL's processing_class may replace its own
         if tokenizer is None:
             raise ValueError("model is a module: pass its tokenizer too (tokenizer=...)")
         return model, tokenizer
@@ -142,6 +147,19 @@ class Trainer:
 
     def on_log_ready(self) -> None:
         """Called once the run log exists (write data files beside it)."""
+
+    def open_trackers(self, resume: bool = False) -> None:
+        """Add the config's ``report_to`` trackers to the run log (``labkit.runs.trackers``);
+        a run in memory gets a name of its own there (``labkit-<time>``)."""
+        name = self.log.name if self.log.path else time.strftime("labkit-%Y%m%d-%H%M%S")
+        self.log.sinks = trackers(
+            self.config.report_to,
+            run_dir=self.log.path,
+            run_name=name,
+            project=self.config.project,
+            config=self.run_config(),
+            resume=resume,
+        )
 
     def param_groups(self) -> list[list]:
         """The parameters of each optimizer group: the model's trainable ones (LoRA: the
@@ -252,6 +270,7 @@ class Trainer:
             checkpoint.maybe_save(self, final=True)  # done or stopped: resumable from here
         finally:
             bar.close()
+            self.log.flush_trackers()
         return self.log
 
     def pause(self) -> None:

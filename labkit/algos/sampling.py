@@ -11,6 +11,7 @@ DAPO's dynamic sampling (2503.14476, sec. 3.2) is part of :meth:`SamplingTrainer
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import torch
 
@@ -18,8 +19,10 @@ from labkit.algos.base import Trainer
 from labkit.algos.config import GRPOConfig
 from labkit.algos.dapo import informative_groups
 from labkit.algos.scoring import RewardScorer, check_rewards
+from labkit.algos.trl_call import trl_call
 from labkit.models.policy import frozen_copy, is_peft
 from labkit.models.rollout import Rollout, completion_logprobs, concat, rollout
+from labkit.rewards.kwargs import TrainerState
 from labkit.runs.records import group_correct
 from labkit.tasks.base import max_completion_tokens
 
@@ -27,7 +30,9 @@ from labkit.tasks.base import max_completion_tokens
 class SamplingTrainer(Trainer):
     """The base of the trainers that learn from their own samples: ``reward_funcs`` (TRL's
     signature, or built-in names) weighted by ``reward_weights``; ``track_kl`` keeps pi_ref
-    (and logs KL to it) even at beta = 0."""
+    (and logs KL to it) even at beta = 0. TRL's call is taken too (``args``, ``train_dataset``,
+    ``eval_dataset``, ``processing_class``, ``peft_config``: :mod:`labkit.algos.trl_call`);
+    ``verifier`` decides what is correct (:meth:`verify`)."""
 
     config_class = GRPOConfig
 
@@ -43,15 +48,37 @@ class SamplingTrainer(Trainer):
         track_kl: bool = True,
         device=None,
         dtype=None,
+        args=None,
+        train_dataset=None,
+        eval_dataset=None,
+        processing_class=None,
+        peft_config=None,
+        verifier=None,
         **overrides,
     ):
-        self._given_rewards, self.track_kl = reward_funcs, track_kl
-        super().__init__(
+        call = trl_call(  # TRL's call (args, train_dataset, ...) as labkit's arguments
+            type(self),
             model,
             task,
             config,
-            tokenizer,
+            tokenizer=tokenizer,
             run_name=run_name,
+            overrides=overrides,
+            args=args,
+            train_dataset=train_dataset,
+            eval_dataset=eval_dataset,
+            processing_class=processing_class,
+            peft_config=peft_config,
+            verifier=verifier,
+        )
+        self._given_rewards, self.track_kl = reward_funcs, track_kl
+        self.verifier = call["verifier"]
+        super().__init__(
+            call["model"],
+            call["task"],
+            call["config"],
+            call["tokenizer"],
+            run_name=call["run_name"],
             device=device,
             dtype=dtype,
             **overrides,
@@ -61,6 +88,12 @@ class SamplingTrainer(Trainer):
         funcs = self._given_rewards
         funcs = [funcs] if callable(funcs) or isinstance(funcs, str) else list(funcs)
         self.scorer = RewardScorer(funcs + self.extra_rewards(), self.config.reward_weights)
+        if isinstance(self.verifier, str) and self.verifier not in self.scorer.names:
+            raise ValueError(
+                f"verifier={self.verifier!r} is not one of the reward functions "
+                f"{self.scorer.names}: name one of them (correct where it gives > 0), or pass "
+                "verifier=fn(completion, answer) -> bool"
+            )
         wants_ref = self.config.beta > 0 or self.track_kl
         # LoRA: pi_ref is the same model with its adapter disabled, not a second copy
         self.adapter_ref = wants_ref and is_peft(self.model)
@@ -72,11 +105,13 @@ class SamplingTrainer(Trainer):
 
     # -- configuration -------------------------------------------------------------------
     def run_config(self) -> dict:
+        named = {"verifier": self.verifier} if isinstance(self.verifier, str) else {}
         return {
             **super().run_config(),
             "track_kl": self.track_kl,
             "reward_funcs": self.scorer.names,
             "reward_version": self.scorer.version,
+            **named,
         }
 
     @classmethod
@@ -85,6 +120,7 @@ class SamplingTrainer(Trainer):
             **super().restore_kwargs(run_dir, meta),
             "reward_funcs": meta["reward_funcs"],
             "track_kl": meta.get("track_kl", True),
+            "verifier": meta.get("verifier"),
         }
 
     def check_update(self, new) -> None:
@@ -127,7 +163,20 @@ class SamplingTrainer(Trainer):
         return self.ref_model is not None or self.adapter_ref
 
     def postfix(self, m: dict) -> dict:
-        return {"reward": f"{m['reward/mean']:.3f}", "acc": f"{m['accuracy']:.2f}"}
+        acc = {} if math.isnan(m["accuracy"]) else {"acc": f"{m['accuracy']:.2f}"}
+        return {"reward": f"{m['reward/mean']:.3f}", **acc}
+
+    def trainer_state(self) -> TrainerState:
+        """What ``trainer_state`` tells a reward function: steps done, the run's length, and
+        epochs of the task's training prompts drawn (one step draws ``prompts_per_step``)."""
+        c, n = self.config, len(getattr(self.task, "train", None) or [])
+        per_epoch = n / c.prompts_per_step if n else 0.0
+        return TrainerState(
+            global_step=self.global_step,
+            max_steps=c.max_steps,
+            epoch=self.global_step / per_epoch if per_epoch else 0.0,
+            num_train_epochs=c.max_steps / per_epoch if per_epoch else 0.0,
+        )
 
     @property
     def max_len(self) -> int:
@@ -163,7 +212,13 @@ class SamplingTrainer(Trainer):
     def score(self, r: Rollout) -> Rollout:
         """``r.rewards`` [B] and ``r.rewards_per_func`` from the reward functions; a function
         skipped under ``reward_errors="skip"`` leaves a ``reward_error`` event."""
-        errors = self.scorer.score(r, self.task.columns(r.examples), self.config)
+        errors = self.scorer.score(
+            r,
+            self.task.columns(r.examples),
+            self.config,
+            completions=self.task.format_completions(r.completions),
+            state=self.trainer_state(),
+        )
         for name, err in errors.items():  # the step goes on without it
             self.log_event("reward_error", {"reward": name, "error": err})
         return r
@@ -196,9 +251,24 @@ class SamplingTrainer(Trainer):
         return r
 
     def verify(self, r: Rollout) -> None:
-        """``r.correct`` [B] from the task's verifier, and the task told (a curriculum)."""
-        r.correct = group_correct(self.task, r.completions, r.examples, self.device)  # [B]
-        self.task.observe(r.examples, r.correct)
+        """``r.correct`` [B] from the verifier, and the task told (a curriculum). The verifier
+        is ``verifier`` when given (a reward function's name: correct where it gives > 0; or
+        ``fn(completion, answer) -> bool``), else the task's; a task with none (``verifies``
+        False) leaves ``r.correct`` None, and the step reports no accuracy."""
+        v = self.verifier
+        if isinstance(v, str):
+            r.correct = torch.tensor(r.rewards_per_func[v], device=self.device) > 0  # [B]
+        elif callable(v):
+            r.correct = torch.tensor(
+                [bool(v(c, e.answer)) for c, e in zip(r.completions, r.examples)],
+                device=self.device,
+            )  # [B]
+        elif self.task.verifies:
+            r.correct = group_correct(self.task, r.completions, r.examples, self.device)  # [B]
+        else:
+            r.correct = None
+        if r.correct is not None:
+            self.task.observe(r.examples, r.correct)
 
     def loss_mask(self, r: Rollout) -> torch.Tensor:
         """[B, T] float: the completion tokens the loss counts; with

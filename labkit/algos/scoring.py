@@ -2,7 +2,11 @@
 weighted, the runtime every call goes through, and the score of a rollout.
 
 A :class:`RewardScorer` is a component the trainer holds (``trainer.scorer``); it reads nothing
-of the trainer: the config's ``reward_*`` fields and the task's columns come in as arguments.
+of the trainer: the config's ``reward_*`` fields, the task's columns, the completions in the
+prompts' format and the trainer's state come in as arguments. Each function gets what TRL 1.16
+passes (``labkit.rewards.kwargs``): ``prompts``, ``completions``, ``completion_ids``, every
+column, ``trainer_state``, ``log_extra`` (columns of the completion records:
+``r.reward_logs``) and ``log_metric`` (scalars of the step: ``r.info``, mean over the step).
 
 >>> scorer = RewardScorer(["exact_match", "digit_partial"], [1.0, 0.5])
 >>> scorer.names, scorer.funcs[1][1]
@@ -16,6 +20,7 @@ import torch
 from labkit.algos.dapo import soft_overlong_penalty
 from labkit.models.rollout import Rollout
 from labkit.rewards import get_reward, reward_name
+from labkit.rewards.kwargs import RewardLog, TrainerState
 from labkit.rewards.runtime import RewardRunner, run_rewards, source_hash
 
 
@@ -74,12 +79,32 @@ class RewardScorer:
         if self._runner is not None:
             self._runner.close()
 
-    def score(self, r: Rollout, columns: dict, config) -> dict:
+    def score(
+        self,
+        r: Rollout,
+        columns: dict,
+        config,
+        *,
+        completions: list | None = None,
+        state: TrainerState | None = None,
+    ) -> dict:
         """Fill ``r.rewards`` [B] (the weighted sum) and ``r.rewards_per_func`` (by name; with
         ``overlong_buffer``, DAPO's soft overlong punishment as ``overlong``); returns the
-        errors of functions skipped under ``reward_errors="skip"``, by name."""
-        per_fn, info, errors = run_rewards(self.runner(config), self.funcs, r.completions, columns)
+        errors of functions skipped under ``reward_errors="skip"``, by name. ``completions``:
+        as the functions get them (default ``r.completions``; conversational prompts: one
+        assistant message each); ``state``: the trainer's progress (``trainer_state``)."""
+        log = RewardLog()
+        kwargs = {
+            **columns,
+            "completion_ids": completion_id_lists(r),
+            "trainer_state": state or TrainerState(),
+            **log.callbacks(),
+        }
+        texts = r.completions if completions is None else completions
+        per_fn, info, errors = run_rewards(self.runner(config), self.funcs, texts, kwargs)
         r.info.update(info)
+        r.info.update(log.means())  # log_metric's names, as TRL logs them
+        r.reward_logs = {k: v for k, v in log.extra.items() if len(v) == len(r)}
         dev = r.completion_ids.device
         values = torch.tensor([list(v) for v in per_fn.values()], device=dev)  # [F, B] NaN: None
         w = torch.tensor([w for _, w in self.funcs], device=dev).unsqueeze(1)  # [F, 1]
@@ -95,3 +120,10 @@ class RewardScorer:
             total = total + pen
         r.rewards, r.rewards_per_func = total, per_fn
         return errors
+
+
+def completion_id_lists(r: Rollout) -> list[list[int]]:
+    """Each completion's token ids up to and including eos, no padding (TRL's
+    ``completion_ids``), read in one host sync."""
+    host = torch.cat([r.completion_ids, r.lengths[:, None]], 1).tolist()  # [B, T + 1]
+    return [row[: row[-1]] for row in host]

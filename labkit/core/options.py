@@ -40,6 +40,9 @@ PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 TIS_MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
 """Truncated importance sampling of the sampler/trainer mismatch (``labkit.core.tis``; TRL's)."""
 
+TRACKERS = ("tensorboard", "trackio")
+"""Where a run's metrics and completions also go (``labkit.runs.trackers``; TRL's ``report_to``)."""
+
 REWARD_RUNTIMES = ("auto", "process", "inline")
 """Where reward functions run (``labkit.rewards.runtime.RewardRunner``)."""
 REWARD_ERRORS = ("raise", "skip")

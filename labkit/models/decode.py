@@ -41,10 +41,10 @@ class HFDecoder:
             input_ids=tok[:, None],
             attention_mask=self.attn,
             position_ids=pos[:, None],
-            past_key_values=self.past,
+            **prefix.with_cache(self.model, self.past),
             use_cache=True,
         )
-        self.past = out.past_key_values
+        self.past = prefix.cache_of(out)
         return out.logits[:, -1]  # [B, V]
 
 

@@ -18,6 +18,8 @@ import warnings
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
+from labkit.tasks.hub_access import check_hub
+
 CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
 BUILTIN = {
     "tiny": CHECKPOINTS / "tiny-addition",
@@ -100,22 +102,35 @@ def load_policy(name: str = "tiny", dtype: torch.dtype = torch.float32):
         return _from_pretrained(str(path), dtype)
     if os.path.isdir(os.path.expanduser(str(name))):
         return _from_pretrained(os.path.expanduser(str(name)), dtype)
+    what = (
+        f"unknown policy {name!r}: not a built-in name ({', '.join(sorted(BUILTIN))}, "
+        "tiny-random, smollm2-offline), not a local folder"
+    )
+    # offline, huggingface_hub retries for ~50 s (twice) before failing: ask once, shortly
+    cache_only = check_hub(name, "model", what, "Pass 'tiny' or a folder with config.json.")
     try:
-        return _from_pretrained(name, dtype)
+        return _from_pretrained(name, dtype, local_files_only=cache_only)
     except OSError as e:
         raise ValueError(
-            f"unknown policy {name!r}: not a built-in name ({', '.join(sorted(BUILTIN))}, "
-            f"tiny-random, smollm2-offline), not a local folder, and not loadable from the Hugging Face hub "
-            f"(offline here?). Pass 'tiny' or a folder with config.json. Cause: {e}"
+            f"{what}, and not loadable from the Hugging Face hub. Pass 'tiny' or a folder with "
+            f"config.json. Cause: {e}"
         ) from None
 
 
-def _from_pretrained(path: str, dtype: torch.dtype):
-    tok = AutoTokenizer.from_pretrained(path)
-    if tok.pad_token is None:  # many chat models ship without one
+def prepare_tokenizer(tok):
+    """``tok`` as labkit's sampling needs it: left padding, a pad token (eos when it has none:
+    many chat models ship without one). Returns ``tok``."""
+    if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    return tok
+
+
+def _from_pretrained(path: str, dtype: torch.dtype, local_files_only: bool = False):
+    tok = prepare_tokenizer(AutoTokenizer.from_pretrained(path, local_files_only=local_files_only))
+    model = AutoModelForCausalLM.from_pretrained(
+        path, dtype=dtype, local_files_only=local_files_only
+    )
     return model, tok
 
 

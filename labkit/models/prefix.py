@@ -24,9 +24,37 @@ costs S^2 per prompt, hence ``PACK_MAX``).
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import torch
 
-from labkit.models.policy import is_checkpointing
+from labkit.models.policy import is_checkpointing, is_peft
+
+
+@functools.cache
+def _cache_name(cls: type) -> str:
+    params = inspect.signature(cls.forward).parameters  # follows a deprecation wrapper
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def with_cache(model, past) -> dict:
+    """The forward's keyword for a KV cache: ``{"cache": past}`` where the model takes it
+    (transformers >= 5.24, which warns at every call that ``past_key_values`` goes in 5.40),
+    else ``{"past_key_values": past}`` (the pinned 5.23). A peft model passes it on to its base.
+
+    >>> from labkit.models.policy import tiny_policy
+    >>> list(with_cache(tiny_policy()[0], None))[0] in ("cache", "past_key_values")
+    True
+    """
+    base = model.get_base_model() if is_peft(model) else model
+    return {_cache_name(type(base)): past}
+
+
+def cache_of(out):
+    """The KV cache a forward returned: ``out.cache`` (>= 5.24), else ``out.past_key_values``."""
+    # not out.get("cache", out.past_key_values): that reads the deprecated name (a warning)
+    return out["cache"] if "cache" in out else out.past_key_values  # noqa: SIM401
 
 
 def distinct_prompts(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor):
@@ -67,7 +95,7 @@ def prompt_forward(
         output_hidden_states=hidden,
         logits_to_keep=1,
     )  # no LM head on the prompt
-    past, logits = out.past_key_values, out.logits[:, -1]  # [U, V]
+    past, logits = cache_of(out), out.logits[:, -1]  # [U, V]
     h = out.hidden_states[-1][:, -1] if hidden else None  # [U, H]
     if shared is not None:
         past.reorder_cache(shared[2])
@@ -207,7 +235,7 @@ def completion_outputs(
         input_ids=completion_ids[:, :-1],
         attention_mask=attn[:, :-1],
         position_ids=pos[:, P:-1],
-        past_key_values=past,
+        **with_cache(model, past),
         output_hidden_states=hidden,
     )
     logits = torch.cat([first[:, None], out.logits], 1)  # [B, T, V]

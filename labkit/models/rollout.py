@@ -36,6 +36,7 @@ class Rollout:
     ref_logp: torch.Tensor | None = None  # [B, T] log pi_ref
     rewards: torch.Tensor | None = None  # [B] weighted sum over reward functions
     rewards_per_func: dict[str, list[float]] = field(default_factory=dict)  # NaN: None
+    reward_logs: dict[str, list] = field(default_factory=dict)  # [B] per column: log_extra's
     correct: torch.Tensor | None = None  # [B] bool: the task's verifier
     advantages: torch.Tensor | None = None  # [B] (GRPO family) or [B, T] (PPO's GAE)
     loss_mask: torch.Tensor | None = None  # [B, T] float: tokens the loss counts
@@ -70,7 +71,7 @@ class Rollout:
                 v = v[idx]
             elif isinstance(v, list):
                 v = [v[i] for i in rows]
-            elif f.name == "rewards_per_func":
+            elif f.name in ("rewards_per_func", "reward_logs"):
                 v = {k: [x[i] for i in rows] for k, x in v.items()}
             out[f.name] = v
         return Rollout(**out)
@@ -99,6 +100,10 @@ def concat(parts: list[Rollout], pad_id: int) -> Rollout:
         rewards=cat([b.rewards for b in parts]),
         rewards_per_func={
             k: [v for b in parts for v in b.rewards_per_func[k]] for k in parts[0].rewards_per_func
+        },
+        reward_logs={
+            k: [v for b in parts for v in b.reward_logs.get(k, [None] * len(b))]
+            for k in dict.fromkeys(k for b in parts for k in b.reward_logs)
         },
     )
     if all(b.sampling_mask is not None for b in parts):  # padded steps allow every token

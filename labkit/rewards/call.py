@@ -1,5 +1,6 @@
 """The checked call every trainer makes: one finite number (or None) per completion, or one
-error naming the function and the fix (the run log so far is kept).
+error naming the function and the fix (the run log so far is kept). The function is called as
+TRL calls it, every argument by keyword (:func:`labkit.rewards.kwargs.bind`).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from labkit.rewards.builtin import REWARDS
+from labkit.rewards.kwargs import bind, missing
 
 RewardFn = Callable[..., list]
 
@@ -32,8 +34,9 @@ def get_reward(fn: RewardFn | str) -> RewardFn:
     return REWARDS[fn]
 
 
-def call_reward(fn: RewardFn, completions: Sequence[str], columns: dict) -> list[float]:
-    """Call ``fn`` and check what it returns: one finite number (or None -> NaN) per completion.
+def call_reward(fn: RewardFn, completions: Sequence, columns: dict) -> list[float]:
+    """Call ``fn`` (``completions`` and ``columns`` by keyword, as TRL does) and check what it
+    returns: one finite number (or None -> NaN) per completion.
 
     Raises :class:`RewardError` naming the function, what was wrong and how to fix it.
 
@@ -43,8 +46,16 @@ def call_reward(fn: RewardFn, completions: Sequence[str], columns: dict) -> list
     labkit.rewards.call.RewardError: reward function '<lambda>' returned 1 values for 2 completions: return one number (or None) per completion
     """
     name = reward_name(fn)
+    args, kwargs = bind(fn, list(completions), columns)
+    need = missing(fn, args, kwargs)
+    if need:
+        raise RewardError(
+            f"reward function {name!r} needs {', '.join(map(repr, need))}, which the data does "
+            f"not have (it is passed {sorted(kwargs)}): add that column to the dataset (TRL "
+            "passes every column by name), or give the parameter a default"
+        )
     try:
-        values = fn(list(completions), **columns)
+        values = fn(*args, **kwargs)
     except Exception as e:  # a user's code: report it, never crash the run log
         raise RewardError(
             f"reward function {name!r} raised {type(e).__name__}: {e}. "
@@ -53,7 +64,7 @@ def call_reward(fn: RewardFn, completions: Sequence[str], columns: dict) -> list
     return check_values(name, values, completions)
 
 
-def check_values(name: str, values, completions: Sequence[str]) -> list[float]:
+def check_values(name: str, values, completions: Sequence) -> list[float]:
     """``values`` as one finite float (None -> NaN) per completion, or a :class:`RewardError`
     naming the function ``name`` and the fix.
 

@@ -16,7 +16,9 @@ so a call blocked in C (``time.sleep``, a regex backtracking) ends too; a thread
 stopped there. The worker is forked from the trainer's process, so the function is inherited,
 never pickled: lambdas, closures and the reward editor's functions work. Then the completion
 that hung is named: each completion is tried alone, within the same limit again, so a hanging
-call ends within about twice ``reward_timeout``.
+call ends within about twice ``reward_timeout``. The call's arguments do cross to the worker
+(pickled): TRL's ``log_extra``/``log_metric`` callbacks cannot, so the worker collects what
+the function logs and sends it back with the values, and the caller's callbacks get it then.
 
 On an error (``reward_errors``): ``"raise"`` raises :class:`RewardError` naming the function,
 the completion and the fix (the run log so far is kept, the next step can run); ``"skip"``
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 from labkit.core.options import REWARD_ERRORS, REWARD_RUNTIMES, choose
 from labkit.rewards.builtin import REWARDS
 from labkit.rewards.call import RewardError, call_reward, check_values, reward_name
+from labkit.rewards.kwargs import LOG_CALLBACKS, RewardLog, bind
 
 _INSTALLED: dict = {}  # in a worker process: key -> the reward function it runs
 
@@ -52,8 +55,14 @@ def _install(key: int, fn) -> None:
     _INSTALLED[key] = fn
 
 
-def _run_installed(key: int, completions: list[str], columns: dict) -> list[float]:
-    return call_reward(_INSTALLED[key], completions, columns)
+def _run_installed(key: int, completions: list, columns: dict, logs: bool = False):
+    """In a worker: ``(values, extra, metrics)``; what the function logged is collected here
+    (``logs``: the caller passed ``log_extra``/``log_metric``) and goes back with the values."""
+    log = RewardLog()
+    values = call_reward(
+        _INSTALLED[key], completions, {**columns, **(log.callbacks() if logs else {})}
+    )
+    return values, log.extra, dict(log.metrics)
 
 
 def source_hash(fn) -> str:
@@ -144,8 +153,10 @@ class RewardRunner:
 
     # -- async (I/O-bound: an LLM judge) ---------------------------------------------------
     def _call_async(self, fn, completions, columns):
+        args, kwargs = bind(fn, completions, columns)
+
         async def bounded():
-            return await asyncio.wait_for(fn(completions, **columns), self.timeout)
+            return await asyncio.wait_for(fn(*args, **kwargs), self.timeout)
 
         def run():
             return asyncio.run(bounded())
@@ -188,18 +199,22 @@ class RewardRunner:
     def _call_process(self, fn, completions, columns):
         pool, n = self._pool(fn), len(completions)
         k = max(1, math.ceil(n / self.workers))
+        logs = any(name in columns for name in LOG_CALLBACKS)
+        sent = {c: v for c, v in columns.items() if c not in LOG_CALLBACKS}  # not picklable
         futures = [
             pool.schedule(
                 _run_installed,
-                (id(fn), completions[lo : lo + k], _slice(columns, lo, lo + k, n)),
+                (id(fn), completions[lo : lo + k], _slice(sent, lo, lo + k, n), logs),
                 timeout=self.timeout,
             )
             for lo in range(0, max(n, 1), k)
         ]
-        out = []
+        out, parts = [], []
         for f in futures:
             try:
-                out += f.result()
+                values, extra, metrics = f.result()
+                out += values
+                parts.append((len(values), extra, metrics))
             except cf.TimeoutError:
                 for g in futures:
                     g.cancel()
@@ -214,6 +229,7 @@ class RewardRunner:
                     f"failed ({type(e).__name__}: {e}); a new one is started "
                     "for the next call"
                 ) from None
+        RewardLog.join(parts, columns)
         return out
 
     def _locate(self, fn, completions, columns) -> int | None:

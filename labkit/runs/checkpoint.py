@@ -198,6 +198,7 @@ def resume(cls, run, step, model, tokenizer, changes):
     step = _pick_step(run_dir, step)
     trainer = _build(cls, run_dir, step, model, tokenizer, changes, None)
     trainer.log = RunLog.reopen(run_dir, step)
+    trainer.open_trackers(resume=True)  # the trackers go on from the step resumed at
     if changes:
         trainer.log_event("resume", _loggable(changes))
     return trainer

@@ -18,6 +18,8 @@ import threading
 
 import pandas as pd
 
+from labkit.runs.trackers import write_all
+
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks; run folders are not guarded there
@@ -60,6 +62,7 @@ class RunLog:
         self.config = dict(config or {})
         self.records = {k: list((records or {}).get(k, [])) for k in FILES}
         self.lock = threading.Lock()
+        self.sinks: list = []  # trackers that also get every row (labkit.runs.trackers)
         self._files = {}
         self._lock = None
         if self.path is not None:
@@ -108,6 +111,8 @@ class RunLog:
                 f = self._files[kind]
                 f.writelines(json.dumps(r) + "\n" for r in rows)
                 f.flush()
+        if self.sinks:
+            self.sinks = write_all(self.sinks, kind, rows)
 
     def log_step(self, metrics: dict, samples: list[dict] = (), tokens: list[dict] = ()) -> None:
         """One step: its metrics (must hold ``step``), its samples and token diagnostics."""
@@ -139,10 +144,17 @@ class RunLog:
         """One row per recorded completion, per-token lists in its columns."""
         return self.frame("tokens")
 
+    def flush_trackers(self) -> None:
+        """Write what the trackers buffer (TensorBoard's event file, trackio's queue)."""
+        for s in self.sinks:
+            s.flush()
+
     def close(self) -> None:
         for f in self._files.values():
             f.close()
         self._files = {}
+        for s in self.sinks:
+            s.close()
         if self._lock is not None:
             self._lock.close()  # releases the lock
             self._lock = None

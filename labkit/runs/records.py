@@ -59,7 +59,7 @@ def step_metrics(
     lengths = r.lengths.float()  # [B]
     groups = r.rewards.view(-1, G)  # [B/G, G]
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
-    correct = r.correct.float()  # [B]
+    correct = _correct(r, lengths)  # [B], NaN without a verifier: no accuracy
     m = {
         "reward/mean": r.rewards.mean(),
         "reward/std": r.rewards.std(),
@@ -106,11 +106,16 @@ def inner_update_metrics(updates: list[dict]) -> dict:
     return m
 
 
+def _correct(r, like: torch.Tensor) -> torch.Tensor:
+    """[B] float: the verifier's 1/0, or NaN for every row when the task has no verifier."""
+    return r.correct.float() if r.correct is not None else torch.full_like(like.float(), math.nan)
+
+
 def sample_rows(r, G: int) -> list[dict]:
     """One row per completion: what a person reads when asking "what did the policy write?"."""
     adv = r.advantages if r.advantages.dim() == 1 else r.advantages[:, 0]  # [B]
     cols = torch.stack(
-        [r.rewards.float(), adv.float(), r.lengths.float(), r.truncated.float(), r.correct.float()]
+        [r.rewards.float(), adv.float(), r.lengths.float(), r.truncated.float(), _correct(r, adv)]
     )  # [5, B]
     reward, advantage, lengths, truncated, correct = cols.tolist()  # one sync
     rows = []
@@ -124,9 +129,10 @@ def sample_rows(r, G: int) -> list[dict]:
             "advantage": advantage[i],
             "length": int(lengths[i]),
             "truncated": bool(truncated[i]),
-            "correct": bool(correct[i]),
+            "correct": None if r.correct is None else bool(correct[i]),
         }
         row.update({f"rewards/{name}": values[i] for name, values in r.rewards_per_func.items()})
+        row.update({name: values[i] for name, values in r.reward_logs.items()})  # log_extra's
         rows.append(row)
     return rows
 

@@ -11,6 +11,8 @@ offline. ``get_task(name)`` returns a :class:`Task`.
   prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
   hub         ``from_dataset`` (any prompt/answer dataset through ``datasets``), ``gsm8k``
               (needs the hub or a local file in its schema; answers checked with math-verify)
+  trl_dataset ``TRLDataset``: TRL's prompt-only datasets (standard or conversational) as they are
+  hub_access  hub ids fail at once when the hub cannot be reached (no ~50 s of retries)
 """
 
 from labkit.tasks.arithmetic import Addition
@@ -20,6 +22,7 @@ from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
 from labkit.tasks.ramble import AdditionRamble
 from labkit.tasks.scratchpad import Scratchpad
+from labkit.tasks.trl_dataset import TRLDataset
 
 TASKS = {
     "addition": Addition,
@@ -42,6 +45,11 @@ def get_task(name: str = "addition", **kwargs) -> Task:
     if isinstance(name, str) and name not in TASKS and "+" in name:
         base, weight = name.rsplit("+", 1)
         return PassRateSampler(get_task(base), weight=weight, **kwargs)
+    if name == "trl_dataset":  # a run on a TRL dataset: its rows are not stored with it
+        raise ValueError(
+            "the run trained on a TRL dataset, which is not stored with the run: pass it "
+            "again, from_run(name, task=lk.tasks.TRLDataset(train_dataset, eval_dataset))"
+        )
     if name not in TASKS:
         raise ValueError(
             f"unknown task {name!r}: choose one of {sorted(TASKS)} (or "
@@ -70,6 +78,7 @@ __all__ = [
     "DatasetTask",
     "PassRateSampler",
     "Scratchpad",
+    "TRLDataset",
     "Task",
     "from_dataset",
     "get_task",

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
 class Example:
-    """One prompt with its reference answer (a column the reward functions receive)."""
+    """One prompt with its reference answer (a column the reward functions receive) and, from a
+    dataset, its other columns (``columns``: each passed to the reward functions by name) and
+    the prompt as the dataset gives it (``source``: chat messages that ``prompt`` renders)."""
 
     prompt: str
     answer: str
+    columns: dict = field(default_factory=dict)
+    source: object = None
 
 
 class Task:
@@ -24,6 +28,9 @@ class Task:
     name = "task"
     train: list[Example]
     heldout: list[Example]
+    verifies = True
+    """False for a task with nothing to check completions against (no verifier): the trainer
+    then reports no accuracy (NaN) unless it is given a ``verifier``."""
 
     def verify(self, completion: str, answer: str) -> bool:
         raise NotImplementedError
@@ -33,8 +40,25 @@ class Task:
         return [rng.choice(self.train) for _ in range(n)]
 
     def columns(self, examples: list[Example]) -> dict[str, list]:
-        """Dataset columns passed to reward functions as ``**columns`` (TRL's convention)."""
-        return {"prompts": [e.prompt for e in examples], "answer": [e.answer for e in examples]}
+        """Dataset columns passed to reward functions as ``**columns`` (TRL's convention): the
+        prompts, the answers and every other column the examples carry.
+
+        >>> Task().columns([Example("1+1=", "2", {"level": 1})])
+        {'prompts': ['1+1='], 'answer': ['2'], 'level': [1]}
+        """
+        out = {"prompts": [e.prompt for e in examples], "answer": [e.answer for e in examples]}
+        for name in dict.fromkeys(k for e in examples for k in e.columns):
+            out.setdefault(name, [e.columns.get(name) for e in examples])
+        return out
+
+    def format_completions(self, texts: list[str]) -> list:
+        """The completions as reward functions receive them: the texts here; a task with
+        conversational prompts gives one assistant message each (TRL's format)."""
+        return texts
+
+    def use_tokenizer(self, tokenizer) -> None:
+        """Told the policy's tokenizer once the trainer has it (a task whose prompts are chat
+        messages renders them with its chat template); nothing to do for text prompts."""
 
     def spec(self) -> dict:
         """What ``get_task(self.name, **spec)`` needs besides the name to rebuild this task: {}
@@ -68,8 +92,8 @@ def max_completion_tokens(task: Task, max_completion_length: int | None = None) 
     """
     if max_completion_length is not None:
         return max_completion_length
-    for field in ("max_answer_chars", "max_completion_chars"):
-        chars = getattr(task, field, None)
+    for attr in ("max_answer_chars", "max_completion_chars"):
+        chars = getattr(task, attr, None)
         if chars is not None:
             return chars + 1
     raise ValueError(

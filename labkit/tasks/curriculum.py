@@ -61,8 +61,18 @@ class PassRateSampler(Task):
     def verify(self, completion: str, answer: str) -> bool:
         return self.task.verify(completion, answer)
 
+    @property
+    def verifies(self) -> bool:
+        return self.task.verifies
+
     def columns(self, examples: list[Example]) -> dict[str, list]:
         return self.task.columns(examples)
+
+    def format_completions(self, texts: list[str]) -> list:
+        return self.task.format_completions(texts)
+
+    def use_tokenizer(self, tokenizer) -> None:
+        self.task.use_tokenizer(tokenizer)
 
     def spec(self) -> dict:
         """``{"pool", "seed"}``: with the name, what ``get_task`` rebuilds the sampler from."""

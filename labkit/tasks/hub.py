@@ -13,6 +13,7 @@ import pathlib
 import random
 
 from labkit.tasks.base import Example, Task
+from labkit.tasks.hub_access import check_hub
 
 BOXED = "{question}\nPlease reason step by step, and put your final answer within \\boxed{{}}."
 """The prompt template of the R1/Qwen math recipes (the final answer in \\boxed{})."""
@@ -28,7 +29,7 @@ def gsm8k_answer(text: str) -> str:
     return text.split("####")[-1].strip().replace(",", "")
 
 
-def _load(data, split: str):
+def load_rows(data, split: str):
     """Rows (a list of dicts) of ``split`` from whatever ``data`` is."""
     if isinstance(data, list):
         return data
@@ -43,7 +44,19 @@ def _load(data, split: str):
                 )
             )
         name, _, config = str(data).partition(":")  # "openai/gsm8k:main"
-        data = datasets.load_dataset(name, config or None)
+        cache_only = not path.exists() and check_hub(  # a hub id: fail at once offline
+            name,
+            "dataset",
+            f"dataset {name!r} is not a local file or folder",
+            "Pass a local file in its format (.json/.jsonl/.csv/.parquet), a "
+            "datasets.Dataset or a list of dicts.",
+        )
+        offline = datasets.config.HF_HUB_OFFLINE
+        datasets.config.HF_HUB_OFFLINE = offline or cache_only
+        try:  # cached and the hub unreachable: read the cache without asking the hub
+            data = datasets.load_dataset(name, config or None)
+        finally:
+            datasets.config.HF_HUB_OFFLINE = offline
     if isinstance(data, datasets.DatasetDict):
         if split not in data:
             raise ValueError(f"split={split!r} is not in the dataset: use one of {list(data)}")
@@ -107,7 +120,7 @@ def from_dataset(
     raw answer column to what is verified (GSM8K: :func:`gsm8k_answer`). Held-out: the
     ``heldout_split`` when the data has it, else a seeded ``heldout_fraction`` of the rows.
     """
-    rows = _load(data, train_split)
+    rows = load_rows(data, train_split)
     for col in (prompt, answer):
         if rows and col not in rows[0]:
             raise ValueError(
@@ -116,13 +129,18 @@ def from_dataset(
             )
     answer_fn = answer_fn or (lambda a: str(a).strip())
 
-    def examples(rs):
+    def examples(rs):  # the other columns go to the reward functions by name (TRL's way)
         return [
-            Example(template.format(question=r[prompt]), answer_fn(r[answer])) for r in rs[:limit]
+            Example(
+                template.format(question=r[prompt]),
+                answer_fn(r[answer]),
+                {k: v for k, v in r.items() if k not in (prompt, answer)},
+            )
+            for r in rs[:limit]
         ]
 
     one_file = isinstance(data, list) or pathlib.Path(str(data)).suffix in LOCAL_FORMATS
-    held = None if one_file or heldout_split is None else _load(data, heldout_split)
+    held = None if one_file or heldout_split is None else load_rows(data, heldout_split)
     if held is None:  # one file or list: a seeded split
         rows = rows[:]
         random.Random(seed).shuffle(rows)

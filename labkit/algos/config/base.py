@@ -10,6 +10,8 @@ ValueError: max_steps=0: use 1 or more
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from dataclasses import asdict, dataclass
 
 from labkit.core import options as opt
@@ -55,8 +57,32 @@ def at_least(config, lo, *names: str) -> None:
         require(v >= lo, f"{name}={v}: use {'0 (off)' if lo == 0 else lo} or more")
 
 
+def unknown_field(cls: type, name: str) -> str:
+    """The message for a field ``cls`` does not have: the closest name, else every field.
+
+    >>> unknown_field(TrainConfig, "learning_rte")
+    "TrainConfig has no field 'learning_rte': did you mean 'learning_rate'? (every field of every config: docs/CONFIG.md)"
+    """
+    known = [f.name for f in dataclasses.fields(cls)]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}?" if close else f"its fields are {', '.join(known)}"
+    return f"{cls.__name__} has no field {name!r}: {hint} (every field of every config: docs/CONFIG.md)"
+
+
+class _Checked(type):
+    """Configs refuse an unknown keyword with the closest field's name, wherever they are made
+    (``GRPOConfig(...)``, a trainer's ``**overrides``, ``update(...)``: all call the class)."""
+
+    def __call__(cls, *args, **kwargs):
+        known = {f.name for f in dataclasses.fields(cls)}
+        for name in kwargs:
+            if name not in known:
+                raise TypeError(unknown_field(cls, name))
+        return super().__call__(*args, **kwargs)
+
+
 @dataclass
-class TrainConfig:
+class TrainConfig(metaclass=_Checked):
     """What every trainer shares: the optimiser (AdamW), its schedule, the run's length, the
     seed and checkpoints."""
 
@@ -85,8 +111,18 @@ class TrainConfig:
     gradient_checkpointing: bool = False
     """Recompute each layer's activations in backward instead of storing them (HF's, non-
     reentrant): less memory on long sequences for ~one more forward; no prompt sharing then."""
+    report_to: tuple[str, ...] = ()
+    """Trackers that also get the run's metrics, under TRL's names where TRL has them, and its
+    completions: 'tensorboard' (event files in runs/<run_name>/tensorboard), 'trackio' (local)."""
+    project: str = "labkit"
+    """The trackio project the run is logged under (TRL's ``project``)."""
 
     def __post_init__(self):
+        if isinstance(self.report_to, str):  # report_to="tensorboard", as TRL takes it
+            self.report_to = () if self.report_to == "none" else (self.report_to,)
+        self.report_to = tuple(self.report_to)
+        for name in self.report_to:
+            choose("report_to", name, opt.TRACKERS)
         require(self.learning_rate > 0, f"learning_rate={self.learning_rate}: use a value > 0")
         choose("lr_scheduler_type", self.lr_scheduler_type, opt.LR_SCHEDULES)
         at_least(self, 0, "warmup_steps", "weight_decay", "max_grad_norm", "save_steps")
