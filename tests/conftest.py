@@ -32,9 +32,32 @@ ON_CPU = os.environ.get("LABKIT_GPU_TESTS_ON_CPU") == "1"
 that needs a CUDA-only API skips, saying so): it checks the tests, never CUDA."""
 
 
+TIERS = {
+    "test_notebooks.py": "notebook",
+    "test_browser": "browser",
+    "test_smollm2": "real",
+    "test_rewards_similarity": "real",
+    "test_trl_rewards": "real",
+}
+"""A test module's tier by its file name; other ``slow`` tests are ``training``."""
+
+
+def tier(item) -> str | None:
+    name = item.path.name
+    found = next((t for prefix, t in TIERS.items() if name.startswith(prefix)), None)
+    if found is None and item.get_closest_marker("slow") is not None:
+        return "training"
+    return found
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``gpu`` are skipped, with :data:`NO_CUDA` as the reason, where CUDA is not
-    available (unless :data:`ON_CPU`)."""
+    """Every test gets its tier marker (``-m "not notebook"`` and so on: pyproject.toml lists
+    them); tests marked ``gpu`` are skipped, with :data:`NO_CUDA` as the reason, where CUDA is
+    not available (unless :data:`ON_CPU`)."""
+    for item in items:
+        t = tier(item)
+        if t is not None and item.get_closest_marker(t) is None:
+            item.add_marker(getattr(pytest.mark, t))
     if torch.cuda.is_available() or ON_CPU:
         return
     skip = pytest.mark.skip(reason=NO_CUDA)
