@@ -1,6 +1,7 @@
 // Bundles code_editor.js and the CodeMirror packages it uses into one minified ES module,
 // labkit/widgets/static/code_editor.js, and writes the licences of every package that ends up
-// in it to code_editor.LICENSES.txt beside it. Run by scripts/build_editor.sh after `npm ci`.
+// in it to code_editor.LICENSES.txt beside it. Run by scripts/build_editor.sh after `npm ci`;
+// `node build.mjs DIR` writes both files to DIR instead (tests compare them with the shipped).
 //
 // The output depends only on the locked package versions and this file (no dates, no paths), so
 // two builds from package-lock.json give the same bytes. A package whose licence is not in
@@ -13,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const outDir = join(here, "..", "labkit", "widgets", "static");
+const outDir = process.argv[2] || join(here, "..", "labkit", "widgets", "static");
 const outFile = join(outDir, "code_editor.js");
 const ALLOWED = new Set(["MIT"]);
 

@@ -2,8 +2,9 @@
 //
 // The model (labkit/widgets/code_editor.py) syncs three traits: `value` (the code, written back
 // on every edit), `error_line` (1-based; 0: none) and `error_message` (the line's tooltip).
-// Ctrl+Enter and Shift+Enter send {event: "run"} after the value, so Python sees the code the
-// user ran. scripts/build_editor.sh bundles this file with its pinned packages into
+// Ctrl+Enter and Shift+Enter send {event: "run", value}: the message carries the code, since
+// ipywidgets holds back value updates while the kernel is busy and a custom message overtakes
+// them. scripts/build_editor.sh bundles this file with its pinned packages into
 // labkit/widgets/static/code_editor.js.
 
 import { EditorView, minimalSetup } from "codemirror";
@@ -62,9 +63,10 @@ const theme = EditorView.theme({
 });
 
 function runKey(view, model) {
-  model.set("value", view.state.doc.toString());
+  const value = view.state.doc.toString();
+  model.set("value", value);
   model.save_changes();
-  model.send({ event: "run" });
+  model.send({ event: "run", value });
   return true; // handled: CodeMirror inserts no newline
 }
 

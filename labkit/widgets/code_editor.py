@@ -46,7 +46,7 @@ class CodeEditor(anywidget.AnyWidget):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._run_callbacks: list = []
-        self.on_msg(self._handle_msg)
+        self.on_msg(self._on_custom_msg)
 
     def on_run(self, callback) -> None:
         """Call ``callback()`` when the user presses Ctrl+Enter or Shift+Enter."""
@@ -57,8 +57,13 @@ class CodeEditor(anywidget.AnyWidget):
         for callback in self._run_callbacks:
             callback()
 
-    def _handle_msg(self, _widget, content, _buffers) -> None:
+    def _on_custom_msg(self, _widget, content, _buffers) -> None:
+        # The shortcut's message carries the code: the front end may still hold back the
+        # value updates of the last keystrokes (ipywidgets throttles them while the kernel is
+        # busy) and a custom message overtakes them.
         if isinstance(content, dict) and content.get("event") == "run":
+            if isinstance(content.get("value"), str):
+                self.value = content["value"]
             self.run()
 
     def mark_error(self, line: int | None, message: str = "") -> None:

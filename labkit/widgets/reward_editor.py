@@ -38,6 +38,7 @@ from labkit.widgets.sandbox import (
     safe_call,
     score_bank,
 )
+from labkit.widgets.tables import examples_html
 
 DEFAULT_CODE = '''def my_reward(completions, answer, **kwargs):
     """1 for the right number, 0.5 for the right last digit."""
@@ -47,27 +48,6 @@ DEFAULT_CODE = '''def my_reward(completions, answer, **kwargs):
         out.append(1.0 if c == a else 0.5 if c[-1:] == a[-1:] else 0.0)
     return out
 '''
-
-
-def examples_html(bank: Bank, result: dict, k: int = 3) -> str:
-    """Best and worst ``k`` completions by reward, with their advantage."""
-    r, adv = result["rewards"], result["advantages"]
-    order = sorted(range(len(r)), key=lambda i: r[i])
-    prompts = bank.columns.get("prompts", [""] * len(r))
-
-    def rows(idx):
-        return "".join(
-            f"<tr><td>{html.escape(str(prompts[i]))}</td>"
-            f"<td>{html.escape(repr(bank.completions[i]))}</td>"
-            f"<td>{r[i]:+.3f}</td><td>{adv[i]:+.3f}</td></tr>"
-            for i in idx
-        )
-
-    head = "<tr><th>prompt</th><th>completion</th><th>reward</th><th>advantage</th></tr>"
-    return (
-        f"<b>best</b><table class='lk-table lk-best'>{head}{rows(order[::-1][:k])}</table>"
-        f"<b>worst</b><table class='lk-table lk-worst'>{head}{rows(order[:k])}</table>"
-    )
 
 
 def editor_figure() -> go.Figure:
