@@ -180,8 +180,11 @@ ERROR_LINE = """() => [...document.querySelectorAll('.lk-reward-editor .cm-lk-er
 
 
 def _points(page) -> int:
+    """Points on the reward chart; -1 before the figure has its traces (plotly first draws an
+    empty placeholder plot, then the widget's data)."""
     return page.evaluate(
-        f"() => {{ const p = {PLOT}; return p && p.data ? p.data[0].x.length : -1; }}"
+        f"() => {{ const p = {PLOT}; const t = p && p.data && p.data[0];"
+        " return t && t.x ? t.x.length : -1; }"
     )
 
 
@@ -205,12 +208,14 @@ def _scroll_top(page, selector: str) -> None:
     time.sleep(0.3)
 
 
-def _check_fills_width(page, plot: str) -> None:
-    """The figure is drawn as wide as its box (not plotly's 700 px fallback)."""
-    page.wait_for_function(
-        f"() => {{ const p = {plot}; return p._fullLayout.width >= p.parentElement.clientWidth - 2"
-        " && p.parentElement.clientWidth > 700; }"
+def _check_fits(page, plot: str) -> None:
+    """The figure is drawn at its own width (not plotly's 700 px fallback) and fits the
+    notebook's output area at 1366 x 768, file browser open: nothing scrolls sideways."""
+    size = page.evaluate(
+        f"() => {{ const p = {plot}; return [p._fullLayout.width,"
+        " p.closest('.jp-OutputArea-output').clientWidth]; }"
     )
+    assert 850 <= size[0] <= size[1], size
 
 
 def _check_legends(page, extra: str | None = None) -> None:
@@ -227,6 +232,7 @@ def _check_legends(page, extra: str | None = None) -> None:
 def _check_editor_opens_drawn(page) -> None:
     """A CodeMirror editor with line numbers and highlighted Python; figures before any Try."""
     page.locator(".lk-reward-editor .lk-code-editor .cm-editor").wait_for()
+    page.wait_for_function(f"() => {{ const t = {EDITOR_PLOT}.data[0]; return !!t && !!t.x; }}")
     look = page.evaluate(HIGHLIGHTED)
     assert look["gutter"] >= 5, look  # DEFAULT_CODE's lines, numbered
     assert look["def"] is not None and look["def"] != look["plain"], look  # a coloured keyword
@@ -273,10 +279,13 @@ def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
             assert page.evaluate(ERRORS) == []
             page.locator(".lk-dashboard .js-plotly-plot").first.wait_for()
             _scroll_top(page, ".lk-dashboard .lk-figure")
+            page.wait_for_function(
+                f"() => {{ const t = {PLOT}.data[0]; return !!t && !!t.x && t.x.length > 0; }}"
+            )
             n0 = _points(page)
             assert n0 >= 1, "the dashboard's reward chart shows the steps already trained"
             _check_legends(page)
-            _check_fills_width(page, PLOT)
+            _check_fits(page, PLOT)
             _shot(page, "1-dashboard")
 
             page.click(".lk-dashboard .lk-start")
@@ -290,7 +299,7 @@ def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
             editor = page.locator(".lk-reward-editor")
             _scroll_top(page, ".lk-reward-editor")
             _check_editor_opens_drawn(page)
-            _check_fills_width(page, EDITOR_PLOT)
+            _check_fits(page, EDITOR_PLOT)
             _shot(page, "2-editor-before-try")
 
             _type_reward(page)

@@ -147,6 +147,7 @@ def test_a_reward_failing_inside_the_run_pauses_it_and_never_raises_there():
     assert tr.pause_event.is_set()
     assert "during training (trainer paused" in ed.message.value
     assert "second call" in ed.message.value
+    assert ed.code.error_line == 5  # the raise, from the worker's traceback
     assert m["adv/mean_abs"] == 0.0  # no reward, no signal, no crash
 
 

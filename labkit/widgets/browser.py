@@ -157,10 +157,8 @@ class CompletionBrowser(W.VBox):
             ]
         elif "env_mask" in run.tokens:  # a multi-turn episode: who wrote each token too
             self.tokens.children = [
-                place(figure_widget(episode_tokens(run, step, sample)), fit=False),
-                place(figure_widget(token_heatmap(run, step, sample)), fit=False),
+                place(figure_widget(episode_tokens(run, step, sample))),
+                place(figure_widget(token_heatmap(run, step, sample))),
             ]
         else:
-            self.tokens.children = [
-                place(figure_widget(token_heatmap(run, step, sample)), fit=False)
-            ]
+            self.tokens.children = [place(figure_widget(token_heatmap(run, step, sample)))]

@@ -96,7 +96,7 @@ class Dashboard(W.VBox):
             (self.apply_btn, self.apply),
         ]:
             b.on_click(lambda _, fn=fn: fn())
-        box = place(self.fig)
+        box = W.VBox([place(self.fig)])
         box.add_class("lk-figure")
         super().__init__(
             [

@@ -16,10 +16,8 @@ import os
 import sys
 from contextlib import contextmanager
 
-import anywidget
 import ipywidgets as W
 import plotly.graph_objects as go
-import traitlets
 
 ENV = "LABKIT_WIDGETS"
 """Environment variable: ``static`` (static figures, a Textarea for code) or ``widgets``."""
@@ -126,50 +124,11 @@ class StaticFigure(go.Figure):
         return self._output
 
 
-_FIT_ESM = """
-export default { render({ el }) {
-  // Once attached, and whenever the box around it changes width (a sidebar opened, a tab
-  // shown), tell plotly's responsive figures to refit: a window resize is what they listen to.
-  let last = -1, timer = null;
-  const fire = () => window.dispatchEvent(new Event("resize"));
-  const watch = new ResizeObserver(() => {
-    const w = el.parentElement ? el.parentElement.clientWidth : 0;
-    if (w === last) return;
-    last = w;
-    clearTimeout(timer);
-    timer = setTimeout(fire, 50);
-  });
-  requestAnimationFrame(() => el.parentElement && watch.observe(el.parentElement));
-  return () => { watch.disconnect(); clearTimeout(timer); };
-} };
-"""
-
-
-class FitWidth(anywidget.AnyWidget):
-    """An invisible widget that makes the FigureWidgets beside it fill their box's width.
-
-    A FigureWidget is drawn before it is attached, so plotly cannot measure its box and falls
-    back to 700 px. With ``responsive`` in its config (:func:`figure_widget` sets it) it refits
-    on a window resize, which this widget fires when its own box gets or changes a width.
-    """
-
-    _esm = _FIT_ESM
-    fits = traitlets.Unicode("width").tag(sync=True)  # a synced trait: something to render
-
-
 def figure_widget(fig: go.Figure) -> go.FigureWidget | StaticFigure:
-    """``go.FigureWidget(fig)`` refitting to its box's width (see :class:`FitWidth`), or a
-    :class:`StaticFigure` where custom widgets cannot render."""
-    if not custom_widgets():
-        return StaticFigure(fig)
-    widget = go.FigureWidget(fig)
-    widget._config = {**widget._config, "responsive": True}
-    return widget
+    """``go.FigureWidget(fig)``, or a :class:`StaticFigure` where custom widgets cannot render."""
+    return go.FigureWidget(fig) if custom_widgets() else StaticFigure(fig)
 
 
-def place(fig, fit: bool = True) -> W.Widget:
-    """What to put in a widget's children for ``fig``: the figure with a :class:`FitWidth`
-    (``fit=False``: alone, drawn 700 px wide), or a StaticFigure's Output."""
-    if isinstance(fig, StaticFigure):
-        return fig.output
-    return W.VBox([fig, FitWidth()]) if fit else fig
+def place(fig) -> W.Widget:
+    """What to put in a widget's children for ``fig``: itself, or a StaticFigure's Output."""
+    return fig.output if isinstance(fig, StaticFigure) else fig

@@ -23,6 +23,12 @@ from labkit.plots.live import (
 )
 from labkit.widgets.frontend import figure_widget
 
+WIDTH = 920
+"""px: the notebook's output area on a 1366 x 768 laptop with JupyterLab's file browser open
+is 934 px wide. A FigureWidget cannot fill its box by itself: it is drawn before it is attached
+(so plotly falls back to 700 px), and a relayout sent to it while it is still drawing leaves it
+blank (seen in Chromium under load), so the width is fixed up front."""
+
 
 class LiveFigure:
     """The dashboard's figure and its incremental refresh from a RunLog.
@@ -32,9 +38,9 @@ class LiveFigure:
     panels they concern.
     """
 
-    def __init__(self, log):
+    def __init__(self, log, width: int = WIDTH):
         self.log = log
-        self.fig = figure_widget(live_figure())
+        self.fig = figure_widget(live_figure().update_layout(width=width))
         self._base_notes = list(self.fig.layout.annotations)  # the panel titles
         self._findings: list = []
         self._drawn_notes: tuple | None = None
@@ -58,10 +64,6 @@ class LiveFigure:
             shapes, notes = event_shapes(events)
             notes += doctor_notes(self._findings)
             with self.fig.batch_update():
-                if self.fig.layout.autosize is None:
-                    # a first relayout once the view exists: plotly then measures its box
-                    # (displayed bare, without FitWidth, it was drawn 700 px wide)
-                    self.fig.layout.autosize = True
                 for trace, (x, y) in zip(self.fig.data, live_series(rows)):
                     # float arrays go to the browser as binary buffers (NaN-safe, and plotly
                     # validates them in one call instead of element by element)

@@ -64,6 +64,7 @@ def editor_figure() -> go.Figure:
     fig.update_xaxes(title_text="reward", row=1, col=1)
     fig.update_xaxes(title_text="advantage", row=1, col=2)
     fig.update_layout(
+        width=880,  # inside the tab's padding at 1366 x 768 (see labkit.widgets.live.WIDTH)
         height=300,
         showlegend=False,
         bargap=0.05,
@@ -172,7 +173,7 @@ class RewardEditor(W.VBox):
             self.stats.value = f"<i>{html.escape(str(e))}; then write a reward and Try it</i>"
             return None
         if bank.rewards is None:
-            self.stats.value = "<i>write a reward and press Try (or Ctrl+Enter in the code)</i>"
+            self.stats.value = "<i>write a reward and press Try</i>"
             return None
         result = score_bank(bank, bank.rewards)
         line = summary(f"as the run scored them ({self.current_reward()})", result)
@@ -251,6 +252,7 @@ class RewardEditor(W.VBox):
             except RewardError as e:
                 if self.trainer is not None:
                     self.trainer.pause()
+                self.code.mark_error(error_line(e), str(e))
                 self._say(
                     f"✗ during training (trainer paused; this step got no reward): {e}", error=True
                 )
