@@ -116,3 +116,14 @@ def test_a_static_dashboard_figure_is_redrawn_in_place(monkeypatch):
     last = h.shown[-1]["application/vnd.plotly.v1+json"]["data"][0]
     assert list(_array(last["x"])) == [1, 2, 3]
     assert list(_array(last["y"])) == pytest.approx(tr.log.metrics["reward/mean"].tolist())
+
+
+def test_a_static_dashboard_shows_its_figure_in_an_output_updated_each_step(monkeypatch):
+    monkeypatch.setenv(frontend.ENV, "static")
+    tr = lk.GRPOTrainer(num_generations=2, prompts_per_step=2, max_steps=2, diagnostics=0)
+    d = lk.widgets.Dashboard(tr, steps=2)
+    assert isinstance(d.fig, frontend.StaticFigure)
+    d.run()
+    (shown,) = d.fig.output.outputs  # the figure's one display, replaced after each redraw
+    last = shown["data"]["application/vnd.plotly.v1+json"]["data"][0]
+    assert list(_array(last["x"])) == [1, 2]

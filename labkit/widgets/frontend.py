@@ -109,18 +109,23 @@ class StaticFigure(go.Figure):
     def redraw(self) -> None:
         """Replace every displayed copy of the figure with its current state."""
         handles = [h for h in getattr(self, "_handles", []) if h is not None]
-        if handles:
-            bundle = self._bundle()
-            for h in handles:
-                h.update(bundle, raw=True)
+        if not handles and getattr(self, "_output", None) is None:
+            return
+        bundle = self._bundle()
+        for h in handles:
+            h.update(bundle, raw=True)
+        if self._output is not None:
+            self._output.outputs = (
+                {"output_type": "display_data", "data": bundle, "metadata": {}},
+            )
 
     @property
     def output(self) -> W.Output:
-        """An Output widget holding a display of the figure (for a widget's children)."""
+        """An Output widget showing the figure (for a widget's children). Its ``outputs`` are
+        set directly, not captured: no capture context to share with other threads."""
         if self._output is None:
             self._output = W.Output()
-            with self._output:
-                self._ipython_display_()
+            self.redraw()
         return self._output
 
 
