@@ -121,24 +121,29 @@ class RewardEditor(W.VBox):
         self.try_btn.on_click(lambda _: self.try_code())
         self.apply_btn.on_click(lambda _: self.apply())
         self.fn, self._tried_code, self.result = None, None, None
-        self.bench_btn = W.Button(description="Run the bench", button_style="info")
-        self.bench_btn.add_class("lk-bench")
-        self.bench_out = W.HTML()  # lk.reward_bench's flagged table
-        self.bench_out.add_class("lk-bench-table")
-        self.bench_btn.on_click(lambda _: self.bench())
-        self.tabs = W.Tab(
-            [
-                W.VBox([self.stats, place(self.fig), self.examples]),
-                W.VBox([self.bench_btn, self.bench_out]),
-            ]
-        )
-        self.tabs.titles = ("Try on the bank", "Reward bench")
-        self.tabs.add_class("lk-reward-tabs")
+        self.tabs = self._tabs()
         super().__init__(
             [self.code, W.HBox([self.try_btn, self.apply_btn]), self.message, self.tabs]
         )
         self.add_class("lk-reward-editor")
         self.show_cached()
+
+    def _tabs(self) -> W.Tab:
+        """The tabs: "Try on the bank" (summary, figure, examples), "Reward bench" (its table)."""
+        self.bench_btn = W.Button(description="Run the bench", button_style="info")
+        self.bench_btn.add_class("lk-bench")
+        self.bench_out = W.HTML()  # lk.reward_bench's flagged table
+        self.bench_out.add_class("lk-bench-table")
+        self.bench_btn.on_click(lambda _: self.bench())
+        tabs = W.Tab(
+            [
+                W.VBox([self.stats, place(self.fig), self.examples]),
+                W.VBox([self.bench_btn, self.bench_out]),
+            ]
+        )
+        tabs.titles = ("Try on the bank", "Reward bench")
+        tabs.add_class("lk-reward-tabs")
+        return tabs
 
     def bank(self) -> Bank:
         """The completions Try runs on (re-read each time: a live run keeps adding)."""
