@@ -11,7 +11,7 @@ import time
 import pytest
 
 import labkit as lk
-from labkit.plots.live import COLS, ROWS
+from labkit.plots.live import COLS, PANELS, ROWS, live_figure
 from labkit.widgets import Dashboard
 
 
@@ -132,3 +132,38 @@ def test_the_run_doctor_panel_names_a_fault_when_the_run_ends():
     assert d.doctor.value == ""  # nothing before the first step
     d.run(2)
     assert "Run doctor" in d.doctor.value and "truncation" in d.doctor.value
+    # and on the figure, in the corner of the panel that draws truncation (row 2, col 3)
+    notes = {a.xref: a for a in d.fig.layout.annotations if (a.text or "").startswith("⚠")}
+    note = notes["x6 domain"]
+    assert note.text == "⚠ truncation"
+    assert "zero_spread" in notes["x4 domain"].text  # beside "why is my loss zero?"
+    assert "len/truncated_frac" in note.hovertext and "max_completion_length" in note.hovertext
+
+
+def _rows(funcs):
+    keys = [k for _, ks in PANELS for k in ks] + [f"rewards/{f}/mean" for f in funcs]
+    return [{"step": s, **{k: 0.1 * s for k in keys}} for s in (1, 2, 3)]
+
+
+def test_one_legend_per_panel_a_fixed_colour_per_quantity_and_step_on_hover():
+    run_a = live_figure(_rows(["fmt", "acc"]))
+    run_b = live_figure(_rows(["acc"]))  # another run, other reward functions
+    for fig in (run_a, run_b):
+        legends = {t.legend or "legend" for t in fig.data}
+        assert legends == {"legend"} | {f"legend{i}" for i in range(2, ROWS * COLS + 1)}
+        for t in fig.data:  # each trace in its own panel's legend, and its hover says the step
+            panel = "" if t.xaxis in (None, "x") else t.xaxis[1:]
+            assert (t.legend or "legend") == f"legend{panel}", t.name
+            assert "step %{x}" in t.hovertemplate and "%{y" in t.hovertemplate
+        by_panel = {}
+        for t in fig.data:
+            by_panel.setdefault(t.legend, []).append(t.line.color)
+        assert all(len(set(c)) == len(c) for c in by_panel.values())  # distinct within a panel
+        for key in ("legend2", "legend3", "legend4"):  # inside the figure, at its panel
+            assert fig.layout[key].x is not None and fig.layout[key].yanchor == "top"
+    color = {
+        fig_id: {t.name: t.line.color for t in f.data} for fig_id, f in (("a", run_a), ("b", run_b))
+    }
+    assert color["a"]["acc"] == color["b"]["acc"] and color["a"]["k3"] == color["b"]["k3"]
+    titles = [a.text for a in run_a.layout.annotations]
+    assert "KL to π_ref (nats/token)" in titles and "completion length (tokens)" in titles

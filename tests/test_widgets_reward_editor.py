@@ -147,6 +147,7 @@ def test_a_reward_failing_inside_the_run_pauses_it_and_never_raises_there():
     assert tr.pause_event.is_set()
     assert "during training (trainer paused" in ed.message.value
     assert "second call" in ed.message.value
+    assert ed.code.error_line == 5  # the raise, from the worker's traceback
     assert m["adv/mean_abs"] == 0.0  # no reward, no signal, no crash
 
 
@@ -176,3 +177,54 @@ def test_a_reward_stuck_in_c_is_stopped_too():
     ed = _editor(code, timeout=0.5)
     assert "did not finish within 0.5 s" in ed.message.value
     assert time.perf_counter() - t0 < 5
+
+
+@pytest.mark.parametrize(
+    "code, line",
+    [
+        ("def f(completions, **kw):\n    x = (1 +\n    return [x]", 2),  # syntax error
+        ("def f(completions, **kw):\n    out = []\n    out.append(1 / 0)\n    return out", 3),
+        ("x = 1\n{}['k']\ndef f(completions, **kw):\n    return []", 2),  # while defining
+        ("def f(completions, **kw):\n    return [1.0]", 0),  # wrong count: no line to mark
+    ],
+)
+def test_the_line_an_error_names_is_marked_and_cleared_by_a_clean_try(code, line):
+    ed = _editor(code)
+    assert "lk-error" in ed.message.value
+    assert ed.code.error_line == line
+    assert (ed.code.error_message != "") == bool(line)
+    assert (f"line {line} is marked" in ed.message.value) == bool(line)
+    ed.code.value = EXACT
+    ed.try_btn.click()
+    assert "lk-ok" in ed.message.value and ed.code.error_line == 0
+
+
+def test_the_editor_shortcut_runs_try_on_the_code_it_sends():
+    ed = RewardEditor(BANK, code="x = 1", timeout=1.0)
+    ed.code._handle_msg(
+        {
+            "content": {"data": {"method": "custom", "content": {"event": "run", "value": EXACT}}},
+            "buffers": [],
+        }
+    )
+    assert ed.code.value == EXACT and "✓ exact" in ed.message.value
+    assert list(ed.fig.data[0].x) == [1.0, 0, 1, 0, 1, 1, 1, 1]
+
+
+def test_it_opens_on_the_runs_own_scores_before_any_try():
+    tr = lk.GRPOTrainer(max_steps=5, num_generations=2, prompts_per_step=2, diagnostics=0)
+    ed = RewardEditor(tr, code=EXACT)
+    assert list(ed.fig.data[0].x) == [] and "train at least one step first" in ed.stats.value
+    tr.step()
+    tr.step()
+    ed = RewardEditor(tr, code=EXACT)
+    s = tr.log.samples
+    assert list(ed.fig.data[0].x) == pytest.approx(s["reward"].tolist())  # no Try pressed
+    r = torch.tensor(s["reward"].tolist())
+    assert list(ed.fig.data[1].x) == pytest.approx(group_advantages(r, 2).tolist(), abs=1e-6)
+    zero = (r.view(-1, 2).std(1) == 0).float().mean().item()
+    assert f"zero spread (no signal): {zero:.0%}" in ed.stats.value
+    assert "as the run scored them (digit_partial)" in ed.stats.value
+    assert "before Try" in ed.fig.layout.title.text and ed.fn is None
+    ed = RewardEditor(BANK)  # completions from elsewhere: no scores to show
+    assert list(ed.fig.data[0].x) == [] and "press Try" in ed.stats.value

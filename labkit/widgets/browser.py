@@ -8,12 +8,12 @@ import html
 import re
 
 import ipywidgets as W
-import plotly.graph_objects as go
 from itables.widget import ITable
 
 from labkit.plots.run_step import token_heatmap
 from labkit.plots.tools import episode_tokens
 from labkit.runs.browse import CompletionIndex
+from labkit.widgets.frontend import figure_widget, place
 
 _ANY = {"any": None, "yes": True, "no": False}
 
@@ -157,8 +157,8 @@ class CompletionBrowser(W.VBox):
             ]
         elif "env_mask" in run.tokens:  # a multi-turn episode: who wrote each token too
             self.tokens.children = [
-                go.FigureWidget(episode_tokens(run, step, sample)),
-                go.FigureWidget(token_heatmap(run, step, sample)),
+                place(figure_widget(episode_tokens(run, step, sample))),
+                place(figure_widget(token_heatmap(run, step, sample))),
             ]
         else:
-            self.tokens.children = [go.FigureWidget(token_heatmap(run, step, sample))]
+            self.tokens.children = [place(figure_widget(token_heatmap(run, step, sample)))]

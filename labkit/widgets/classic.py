@@ -2,7 +2,8 @@
 
 The runs last seconds, so they execute in the kernel thread; the figure still updates while
 they run (kernel -> browser messages are sent at once), inside ``batch_update()``. Each widget
-is an ``ipywidgets.VBox``; ``.fig`` is its single ``go.FigureWidget`` (tests read its data).
+is an ``ipywidgets.VBox``; ``.fig`` is its single ``go.FigureWidget`` (tests read its data; a
+static figure where custom widgets cannot render: :mod:`labkit.widgets.frontend`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from labkit.classic import (
 from labkit.classic.control import METHODS
 from labkit.classic.prediction import bias_variance
 from labkit.plots.classic import bias_variance_curves, grid_traces, smooth, value_and_curve
+from labkit.widgets.frontend import figure_widget, place
 
 
 def _slider(description: str, value: float, lo: float, hi: float, step: float) -> W.FloatSlider:
@@ -67,7 +69,7 @@ class ValueIterationExplorer(W.VBox):
             value=1, min=0, max=50, description="sweep k", continuous_update=True
         )
         self.status = W.HTML()
-        self.fig = go.FigureWidget(
+        self.fig = figure_widget(
             value_and_curve(
                 self.mdp,
                 np.zeros(self.mdp.n_states),
@@ -80,7 +82,7 @@ class ValueIterationExplorer(W.VBox):
         self.fig.update_yaxes(type="log", row=1, col=2)
         self.gamma.observe(lambda _: self._solve(), "value")
         self.sweep.observe(lambda _: self._show(), "value")
-        super().__init__([W.HBox([self.gamma, self.sweep]), self.status, self.fig])
+        super().__init__([W.HBox([self.gamma, self.sweep]), self.status, place(self.fig)])
         self.add_class("lk-vi-explorer")
         self._solve()
 
@@ -130,7 +132,7 @@ class TDControlExplorer(W.VBox):
         self.run = _run_button(self.train)
         self.status = W.HTML()
         curves = {m: [] for m in METHODS}
-        self.fig = go.FigureWidget(
+        self.fig = figure_widget(
             value_and_curve(
                 self.mdp,
                 np.zeros(self.mdp.n_states),
@@ -145,7 +147,7 @@ class TDControlExplorer(W.VBox):
                 W.HBox([self.epsilon, self.alpha, self.gamma]),
             ]
         )
-        super().__init__([controls, self.status, self.fig])
+        super().__init__([controls, self.status, place(self.fig)])
         self.add_class("lk-td-control")
 
     def config(self) -> ControlConfig:
@@ -186,9 +188,9 @@ class PredictionExplorer(W.VBox):
         self.runs = W.IntSlider(value=runs, min=10, max=500, step=10, description="runs")
         self.episodes = episodes
         self.run = _run_button(self.update)
-        self.fig = go.FigureWidget(bias_variance_curves(self._measure(runs=2)))
+        self.fig = figure_widget(bias_variance_curves(self._measure(runs=2)))
         super().__init__(
-            [W.HBox([self.alpha, self.lam, self.n]), W.HBox([self.runs, self.run]), self.fig]
+            [W.HBox([self.alpha, self.lam, self.n]), W.HBox([self.runs, self.run]), place(self.fig)]
         )
         self.add_class("lk-prediction")
 
@@ -226,7 +228,7 @@ class PGExplorer(W.VBox):
         self.run = _run_button(self.train)
         self.status = W.HTML()
         curves = {k: [] for k in self.advantage.options}
-        self.fig = go.FigureWidget(
+        self.fig = figure_widget(
             value_and_curve(
                 self.mdp,
                 np.zeros(self.mdp.n_states),
@@ -240,7 +242,7 @@ class PGExplorer(W.VBox):
                 W.HBox([self.advantage, self.iterations, self.run]),
                 W.HBox([self.lam, self.gamma, self.lr]),
                 self.status,
-                self.fig,
+                place(self.fig),
             ]
         )
         self.add_class("lk-pg")

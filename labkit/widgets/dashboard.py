@@ -3,25 +3,24 @@
 Training runs in a background thread (``trainer.train`` with a callback), so the kernel keeps
 handling clicks while it goes. Hyperparameter changes go through ``trainer.update``, which takes
 the trainer's lock, so they land between two steps and are logged as events (dotted lines on the
-figure). One ``go.FigureWidget`` (plotly 7 ships its JS bundle with each one) holds all panels
-and is written inside ``batch_update()``: one message per refresh. Widgets carry ``lk-*`` CSS
+figure). One figure holds all panels (:class:`labkit.widgets.live.LiveFigure`); the run doctor's
+warnings go on the panels they concern, its full table below. Widgets carry ``lk-*`` CSS
 classes so a browser test can find them.
 """
 
 from __future__ import annotations
 
 import html
-import math
 import threading
 import time
 
 import ipywidgets as W
-import numpy as np
-import plotly.graph_objects as go
 
 from labkit.core.options import LOSS_TYPES
-from labkit.plots.live import event_shapes, live_figure, live_series, trace_keys
 from labkit.runs.diagnose import diagnose
+from labkit.widgets.frontend import place
+from labkit.widgets.live import LiveFigure
+from labkit.widgets.tables import samples_html
 
 DOCTOR_EVERY = 10
 """Steps between two redraws of the run doctor's panel while training."""
@@ -43,83 +42,6 @@ def _float(label: str, value, cls: str) -> W.FloatText:
     )
     w.add_class(cls)
     return w
-
-
-def samples_html(rows: list[dict], reward_cols: list[str]) -> str:
-    """An HTML table of completions: prompt, completion, each reward, total, advantage, correct."""
-    head = [
-        "prompt",
-        "completion",
-        *[c.split("/", 1)[1] for c in reward_cols],
-        "reward",
-        "advantage",
-        "correct",
-    ]
-    body = []
-    for r in rows:
-        cells = [
-            r["prompt"],
-            repr(r["completion"]),
-            *[_fmt(r.get(c)) for c in reward_cols],
-            _fmt(r["reward"]),
-            _fmt(r["advantage"]),
-            "✓" if r.get("correct") else "✗",
-        ]
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    return (
-        "<table class='lk-table'><tr>"
-        + "".join(f"<th>{h}</th>" for h in head)
-        + "</tr>"
-        + "".join(body)
-        + "</table>"
-    )
-
-
-def _fmt(v) -> str:
-    return (
-        "–"
-        if v is None or (isinstance(v, float) and math.isnan(v))
-        else f"{v:+.3f}"
-        if isinstance(v, float)
-        else str(v)
-    )
-
-
-class LiveFigure:
-    """The dashboard's FigureWidget and its incremental refresh from a RunLog."""
-
-    def __init__(self, log):
-        self.log = log
-        self.fig = go.FigureWidget(live_figure())
-        self._base_notes = list(self.fig.layout.annotations)
-        self._lock = threading.Lock()
-
-    def refresh(self) -> None:
-        """Write every metric row and event of the log into the figure (one batched message)."""
-        with self.log.lock:
-            rows, events = list(self.log.records["metrics"]), list(self.log.records["events"])
-        with self._lock:
-            keys = trace_keys(rows)
-            for p, _, name in keys[len(self.fig.data) :]:  # a reward swapped in, tool metrics
-                self.fig.add_scatter(
-                    x=[],
-                    y=[],
-                    name=name,
-                    mode="lines",
-                    line={"dash": "dot"},
-                    row=p // 3 + 1,
-                    col=p % 3 + 1,
-                )
-            shapes, notes = event_shapes(events)
-            with self.fig.batch_update():
-                for trace, (x, y) in zip(self.fig.data, live_series(rows)):
-                    # float arrays go to the browser as binary buffers (NaN-safe, and plotly
-                    # validates them in one call instead of element by element)
-                    trace.x = np.asarray(x, dtype=float)
-                    trace.y = np.array([np.nan if v is None else v for v in y], dtype=float)
-                if len(shapes) != len(self.fig.layout.shapes):
-                    self.fig.layout.shapes = shapes
-                    self.fig.layout.annotations = self._base_notes + notes
 
 
 class Dashboard(W.VBox):
@@ -174,7 +96,7 @@ class Dashboard(W.VBox):
             (self.apply_btn, self.apply),
         ]:
             b.on_click(lambda _, fn=fn: fn())
-        box = W.Box([self.fig])
+        box = W.VBox([place(self.fig)])
         box.add_class("lk-figure")
         super().__init__(
             [
@@ -337,6 +259,7 @@ class Dashboard(W.VBox):
         """Redraw the figure, the latest group's table, the progress bar and the status."""
         t0 = time.perf_counter()
         self._last_draw = self.trainer.global_step
+        self._diagnose()  # first: its warnings go into this redraw of the figure
         self.live.refresh()
         log = self.trainer.log
         with log.lock:
@@ -355,7 +278,6 @@ class Dashboard(W.VBox):
             self.table.value = f"<b>step {step}, group 0</b>" + samples_html(group, cols)
         self.progress.value = min(self.trainer.global_step, self.progress.max)
         self._status(last)
-        self._diagnose()
         self._drawn_at = time.perf_counter()
         self._draw_cost = self._drawn_at - t0
 
@@ -368,7 +290,9 @@ class Dashboard(W.VBox):
         ):
             return
         self._doctor_at = s
-        self.doctor.value = diagnose(self.trainer.log)._repr_html_() if s else ""
+        found = diagnose(self.trainer.log) if s else []
+        self.doctor.value = found._repr_html_() if s else ""
+        self.live.set_findings(found)
 
     def state(self) -> str:
         """'running', 'paused', or how the last run ended ('idle' before any)."""

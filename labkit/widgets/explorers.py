@@ -1,8 +1,9 @@
 """Explorers for the core labs: KL estimators under a mu slider, advantages of rewards you type.
 
-Each is an ``ipywidgets.VBox`` whose ``.fig`` is its one ``go.FigureWidget``; the figures are
-built by :mod:`labkit.plots.kl_explorer` and :mod:`labkit.plots.advantages` and written in place
-inside ``batch_update()``.
+Each is an ``ipywidgets.VBox`` whose ``.fig`` is its one ``go.FigureWidget`` (a static figure
+where custom widgets cannot render: :mod:`labkit.widgets.frontend`); the figures are built by
+:mod:`labkit.plots.kl_explorer` and :mod:`labkit.plots.advantages` and written in place inside
+``batch_update()``.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import html
 
 import ipywidgets as W
-import plotly.graph_objects as go
 
 from labkit.plots.advantages import advantages_figure
 from labkit.plots.kl_explorer import SETTINGS, kl_explorer_figure, kl_explorer_table
+from labkit.widgets.frontend import figure_widget, place
 
 
 class KLExplorer(W.VBox):
@@ -27,11 +28,11 @@ class KLExplorer(W.VBox):
         self.mu.add_class("lk-kl-mu")
         self.setting = W.Dropdown(options=SETTINGS, value=setting, description="q, p")
         self.setting.add_class("lk-kl-setting")
-        self.fig = go.FigureWidget(kl_explorer_figure(setting, mu, n))
+        self.fig = figure_widget(kl_explorer_figure(setting, mu, n))
         self.table: list[dict] = []
         self.mu.observe(lambda _: self.redraw(), "value")
         self.setting.observe(lambda _: self.redraw(), "value")
-        super().__init__([W.HBox([self.setting, self.mu]), self.fig])
+        super().__init__([W.HBox([self.setting, self.mu]), place(self.fig)])
         self.add_class("lk-kl-explorer")
         self.redraw()
 
@@ -75,10 +76,10 @@ class AdvantageExplorer(W.VBox):
         self.G.add_class("lk-adv-G")
         self.message = W.HTML()
         self.message.add_class("lk-adv-message")
-        self.fig = go.FigureWidget(advantages_figure(parse_rewards(rewards), G))
+        self.fig = figure_widget(advantages_figure(parse_rewards(rewards), G))
         self.rewards.observe(lambda _: self.redraw(), "value")
         self.G.observe(lambda _: self.redraw(), "value")
-        super().__init__([W.HBox([self.rewards, self.G]), self.message, self.fig])
+        super().__init__([W.HBox([self.rewards, self.G]), self.message, place(self.fig)])
         self.add_class("lk-adv-explorer")
 
     def redraw(self) -> bool:

@@ -10,6 +10,8 @@ a regex backtracking) ends too. No ipywidgets here: the editor widget and the te
 from __future__ import annotations
 
 import math
+import re
+import traceback
 from dataclasses import dataclass, field
 
 import torch
@@ -17,6 +19,9 @@ import torch
 from labkit.core.advantages import group_advantages
 from labkit.rewards import RewardError
 from labkit.rewards.runtime import RewardRunner
+
+SOURCE = "<reward editor>"
+"""The file name the editor's code is compiled under: its frames in a traceback carry it."""
 
 
 def compile_reward(code: str, name: str | None = None):
@@ -31,22 +36,23 @@ def compile_reward(code: str, name: str | None = None):
     labkit.rewards.call.RewardError: syntax error on line 1: '(' was never closed: def f(completions:
     """
     try:
-        tree = compile(code, "<reward editor>", "exec")
+        tree = compile(code, SOURCE, "exec")
     except SyntaxError as e:
         text = (e.text or "").strip()
-        raise RewardError(f"syntax error on line {e.lineno}: {e.msg}: {text}") from None
+        err = RewardError(f"syntax error on line {e.lineno}: {e.msg}: {text}")
+        err.lineno = e.lineno
+        raise err from None
     namespace: dict = {}
     try:
         exec(tree, namespace)  # noqa: S102 - the user's own code, in the user's own kernel
     except Exception as e:  # noqa: BLE001 - any error in user code becomes one message
-        raise RewardError(
-            f"the code raised {type(e).__name__} while defining the function: {e}"
-        ) from None
+        err = RewardError(f"the code raised {type(e).__name__} while defining the function: {e}")
+        err.lineno = error_line(e)
+        raise err from None
     fns = [
         v
         for v in namespace.values()
-        if callable(v)
-        and getattr(getattr(v, "__code__", None), "co_filename", "") == "<reward editor>"
+        if callable(v) and getattr(getattr(v, "__code__", None), "co_filename", "") == SOURCE
     ]
     if name is not None:
         fns = [f for f in fns if f.__name__ == name]
@@ -56,6 +62,26 @@ def compile_reward(code: str, name: str | None = None):
             "return [one float per completion]"
         )
     return fns[-1]
+
+
+def error_line(e: BaseException) -> int | None:
+    """The line of the editor's code that ``e`` points at: a syntax error's line, else the
+    innermost frame of that code in the traceback, also one that came back from a worker
+    process as text (pebble's ``RemoteTraceback``); None when the code is not in it (a wrong
+    count, a hang).
+
+    >>> try:
+    ...     compile_reward("def f(completions, **kw):\\n    return [1 +]")
+    ... except RewardError as e:
+    ...     error_line(e)
+    2
+    """
+    line = getattr(e, "lineno", None)
+    if line:
+        return int(line)
+    text = "".join(traceback.format_exception(e))
+    hits = re.findall(rf'File "{re.escape(SOURCE)}", line (\d+)', text)
+    return int(hits[-1]) if hits else None
 
 
 def safe_call(
@@ -83,12 +109,14 @@ def safe_call(
 
 @dataclass
 class Bank:
-    """Cached completions to try a reward on: texts, dataset columns, and group ids."""
+    """Cached completions to try a reward on: texts, dataset columns, and group ids;
+    ``rewards``: the total reward the run gave each one (None for completions from elsewhere)."""
 
     completions: list[str]
     columns: dict = field(default_factory=dict)
     group: list = field(default_factory=list)
     scale_rewards: str = "group"
+    rewards: list[float] | None = None
 
     def __post_init__(self):
         if not self.completions:
@@ -119,18 +147,33 @@ def bank_from_samples(samples, max_samples: int = 512, scale_rewards: str = "gro
     cols = {"prompts": s["prompt"].tolist()}
     if "answer" in s:
         cols["answer"] = s["answer"].astype(str).tolist()
-    return Bank(s["completion"].tolist(), cols, list(zip(s["step"], s["group"])), scale_rewards)
+    scored = s["reward"].astype(float).tolist() if "reward" in s else None
+    return Bank(
+        s["completion"].tolist(),
+        cols,
+        list(zip(s["step"], s["group"])),
+        scale_rewards,
+        rewards=scored,
+    )
 
 
 def evaluate_reward(
     fn, bank: Bank, timeout: float = 2.0, runner: RewardRunner | None = None
 ) -> dict:
-    """Rewards of ``fn`` on the bank (checked, time-limited), the advantages they would give,
-    and the fraction of groups with zero spread (no signal). None values count as 0 in the
-    total, as in the trainer's weighted sum.
+    """Rewards of ``fn`` on the bank (checked, time-limited), and :func:`score_bank` of them."""
+    return score_bank(bank, safe_call(fn, bank.completions, bank.columns, timeout, runner))
+
+
+def score_bank(bank: Bank, values: list[float]) -> dict:
+    """The advantages ``values`` (one reward per completion of the bank) would give and the
+    fraction of groups with zero spread (no signal). None and NaN count as 0 in the total, as
+    in the trainer's weighted sum.
+
+    >>> res = score_bank(Bank(["a", "b", "c", "d"], group=[0, 0, 1, 1]), [1.0, 0.0, 1.0, 1.0])
+    >>> [round(a, 3) for a in res["advantages"]], res["frac_zero_spread"]
+    ([0.707, -0.707, 0.0, 0.0], 0.5)
     """
-    values = safe_call(fn, bank.completions, bank.columns, timeout, runner)
-    r = torch.tensor([0.0 if math.isnan(v) else v for v in values])  # [B]
+    r = torch.tensor([0.0 if v is None or math.isnan(v) else v for v in values])  # [B]
     keys = list(dict.fromkeys(bank.group))
     order = sorted(range(len(r)), key=lambda i: keys.index(bank.group[i]))
     sizes = {g: bank.group.count(g) for g in keys}
