@@ -167,3 +167,12 @@ def test_one_legend_per_panel_a_fixed_colour_per_quantity_and_step_on_hover():
     assert color["a"]["acc"] == color["b"]["acc"] and color["a"]["k3"] == color["b"]["k3"]
     titles = [a.text for a in run_a.layout.annotations]
     assert "KL to π_ref (nats/token)" in titles and "completion length (tokens)" in titles
+
+
+def test_the_status_line_leaves_out_an_accuracy_nobody_measured():
+    """A run without a verifier logs accuracy as None (a TRL dataset with no verifier)."""
+    d = Dashboard(_trainer(), steps=1)
+    d._status({"reward/mean": 0.5, "accuracy": None})
+    assert d.status.value.endswith("reward 0.500") and "accuracy" not in d.status.value
+    d._status({"reward/mean": 0.5, "accuracy": 0.25})
+    assert d.status.value.endswith("accuracy 0.25")

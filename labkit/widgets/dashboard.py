@@ -305,13 +305,9 @@ class Dashboard(W.VBox):
         if last is None:
             with tr.log.lock:
                 last = tr.log.records["metrics"][-1] if tr.log.records["metrics"] else None
-        tail = (
-            ""
-            if last is None
-            else (
-                f" · step {tr.global_step} · reward "
-                f"{last['reward/mean']:.3f} · accuracy "
-                f"{last['accuracy']:.2f}"
-            )
-        )
+        tail = ""
+        if last is not None:
+            acc = last.get("accuracy")  # None: no verifier (a TRL dataset without one)
+            tail = f" · step {tr.global_step} · reward {last['reward/mean']:.3f}"
+            tail += "" if acc is None else f" · accuracy {acc:.2f}"
         self.status.value = state + tail
