@@ -17,11 +17,13 @@ $(STAMP): pyproject.toml constraints.txt
 demo: setup
 	$(PYTHON) -m labkit demo
 
+# Two workers (one per core, one torch thread each); modules sharing a module fixture stay on one.
+PYTEST_N ?= 2
 test: setup browser
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n $(PYTEST_N) --dist loadgroup
 
 test-fast: setup  # everything but the tests marked slow (training runs, notebooks, real models)
-	$(PYTHON) -m pytest -q -m "not slow"
+	$(PYTHON) -m pytest -q -n $(PYTEST_N) --dist loadgroup -m "not slow"
 
 # tests/test_browser.py drives JupyterLab in Debian's chromium (Playwright cannot download a browser
 # here); installed when missing and we are root with apt-get, else that test is skipped, saying why.

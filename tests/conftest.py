@@ -50,6 +50,22 @@ def tier(item) -> str | None:
     return found
 
 
+GROUPED = (
+    "test_runs_resume.py",
+    "test_smollm2.py",
+    "test_envs.py",
+    "test_evaluate_probe.py",
+    "test_core_trl_parity.py",
+    "test_prefix.py",
+    "test_trl_rewards.py",
+)
+"""Modules whose tests share an expensive module fixture (runs trained once, a real model
+loaded once): under ``pytest -n`` (``--dist loadgroup``) each stays on one worker."""
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # one worker per core: one torch thread each
+    torch.set_num_threads(1)
+
+
 def pytest_collection_modifyitems(config, items):
     """Every test gets its tier marker (``-m "not notebook"`` and so on: pyproject.toml lists
     them); tests marked ``gpu`` are skipped, with :data:`NO_CUDA` as the reason, where CUDA is
@@ -58,6 +74,8 @@ def pytest_collection_modifyitems(config, items):
         t = tier(item)
         if t is not None and item.get_closest_marker(t) is None:
             item.add_marker(getattr(pytest.mark, t))
+        if item.path.name in GROUPED:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
     if torch.cuda.is_available() or ON_CPU:
         return
     skip = pytest.mark.skip(reason=NO_CUDA)
