@@ -15,39 +15,13 @@ Needs Debian's chromium at /usr/bin/chromium (``make test`` installs it when it 
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 
 import pytest
+from lab_server import ARGS, CHROMIUM, ROOT, TOKEN, serve
 
-ROOT = pathlib.Path(__file__).parent.parent
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "runs" / "browser"  # screenshots, not committed (runs/ is ignored)
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-SETTINGS = {  # no news/update checks, no autosave, every cell rendered (no windowing)
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false",
-        "checkForUpdates": False,
-    },
-    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-}
 # typed line by line without leading spaces: the editor's auto-indent supplies them
 TYPED = [
     "def shaped(completions, answer, **kwargs):",
@@ -58,95 +32,11 @@ TYPED = [
 pytestmark = pytest.mark.slow
 
 
-def _require():
-    if not pathlib.Path(CHROMIUM).exists():
-        pytest.skip(
-            f"{CHROMIUM} is missing: `make test` installs Debian's chromium when run as "
-            "root with apt-get; otherwise `apt-get install chromium fonts-liberation`"
-        )
-    pytest.importorskip(
-        "playwright.sync_api",
-        reason="playwright is not installed: pip install -c constraints.txt -e '.[dev]'",
-    )
-    pytest.importorskip("jupyterlab", reason="jupyterlab is not installed (the lab extra)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def lab(tmp_path):
-    """A JupyterLab server on a free port, serving a copy of the quickstart; yields its URL."""
-    _require()
-    work, settings = tmp_path / "work", tmp_path / "settings"
-    work.mkdir()
-    nb = json.loads((ROOT / "labs" / "00_quickstart.ipynb").read_text())
-    nb["cells"].append(  # the kernel must run this checkout's labkit (PYTHONPATH is passed on)
-        {
-            "cell_type": "code",
-            "id": "labkit-checkout",
-            "metadata": {},
-            "execution_count": None,
-            "outputs": [],
-            "source": "import pathlib\n"
-            f"assert pathlib.Path(lk.__file__).resolve().is_relative_to({str(ROOT.resolve())!r}),"
-            " lk.__file__",
-        }
-    )
-    (work / "00_quickstart.ipynb").write_text(json.dumps(nb))
-    for name, value in SETTINGS.items():
-        f = settings / name
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(json.dumps(value))
-    port, token = _free_port(), "labkit-test"
-    env = {
-        **os.environ,
-        "LABKIT_FAST": "1",
-        "LABKIT_RUNS": str(tmp_path / "runs"),
-        "OMP_NUM_THREADS": "1",
-        "JUPYTERLAB_SETTINGS_DIR": str(settings),
-        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
-    }
-    log = open(tmp_path / "jupyter.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
-            "--no-browser",
-            f"--port={port}",
-            "--ip=127.0.0.1",
-            f"--ServerApp.token={token}",
-            "--allow-root",
-            "--LabApp.expose_app_in_browser=True",
-            f"--ServerApp.root_dir={work}",
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not start: " + (tmp_path / "jupyter.log").read_text())
-        yield f"{base}/lab/tree/00_quickstart.ipynb?token={token}"
-    finally:
-        proc.terminate()  # the server shuts its kernels down
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    """A JupyterLab server serving a copy of the quickstart; yields its URL."""
+    with serve(tmp_path, [ROOT / "labs" / "00_quickstart.ipynb"]) as base:
+        yield f"{base}/lab/tree/00_quickstart.ipynb?token={TOKEN}"
 
 
 KERNEL_IDLE = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;

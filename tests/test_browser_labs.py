@@ -1,0 +1,53 @@
+"""Labs a teacher can open: in JupyterLab (headless Chromium, 1366 x 768), Run All on a lab that
+opens on its stored result draws its first figure before its "run it yourself" cell has
+trained anything (no run has logged a step yet); then every cell runs (fast mode) without an
+error. The seconds from Run All to the first figure go to runs/browser/labs.txt (the README
+quotes a quiet machine's; the aim is under 30 s); tests never assert wall time, so the wait
+for the figure only guards against a hang."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from lab_server import ARGS, CHROMIUM, ROOT, TOKEN, serve
+from test_browser import ALL_RAN, ARTIFACTS, ERRORS, KERNEL_IDLE
+
+LABS = ["77_dapo_ablation"]
+"""Labs that open on a stored result (``lk.experiments.load``)."""
+FIRST_FIGURE = """() => document.querySelectorAll('.jp-OutputArea-output .js-plotly-plot').length"""
+RUN_ALL = "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return 1; }"
+"""Run All, not waiting for it: the command's promise ends with the last cell."""
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("name", LABS)
+def test_a_lab_draws_its_stored_result_within_30_seconds_of_run_all(name, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with serve(tmp_path, [ROOT / "labs" / f"{name}.ipynb"]) as base, sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(tmp_path / "chromium"),
+            executable_path=CHROMIUM,
+            args=ARGS,
+            headless=True,
+            viewport={"width": 1366, "height": 768},
+        )
+        try:
+            page = ctx.pages[0] if ctx.pages else ctx.new_page()
+            page.goto(f"{base}/lab/tree/{name}.ipynb?token={TOKEN}")
+            page.wait_for_function(KERNEL_IDLE, timeout=120_000)
+            t0 = time.monotonic()
+            page.evaluate(RUN_ALL)
+            page.wait_for_function(f"() => ({FIRST_FIGURE})() > 0", timeout=300_000, polling=100)
+            first = time.monotonic() - t0
+            trained = list((tmp_path / "runs").rglob("metrics.jsonl"))
+            assert not trained, f"the first figure waited for training: {trained}"
+            page.wait_for_function(ALL_RAN, timeout=600_000, polling=500)
+            assert page.evaluate(ERRORS) == []
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            with open(ARTIFACTS / "labs.txt", "a") as f:
+                f.write(f"{name}: first figure {first:.1f} s after Run All\n")
+        finally:
+            ctx.close()
