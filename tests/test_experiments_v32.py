@@ -148,16 +148,14 @@ def test_directions_on_a_fixed_seed():
     # drops 10.1 % of sequences, reward 0.320 vs 0.231, drawdown 0.128 vs 0.178; top-p 0.9 with
     # the kept mask: kl/old 0.073 vs 0.093, reward 0.084 vs 0.161. The masking arm's reward
     # verdict flips under a ~1e-7 change of the log-probs, so on 20 steps it is noise and is not
-    # asserted (the lab's 2-seed, 60-step runs decide it); the mechanisms below hold either way.
+    # asserted (the lab's runs over seeds decide it); the mechanisms below hold either way.
     torch.set_num_threads(1)
     res = v32_tricks.run(seeds=(0,), steps=20, progress=False)
     t = v32_tricks.summary(res)
-    base, masked, top_p, kept = t.index
+    base, masked = t.index[:2]
     assert t.loc[masked, "masked frac"] > 0.02 and t.loc[base, "masked frac"] == 0
     assert t.loc[masked, "clip/region"] < t.loc[base, "clip/region"]  # masked negatives: unclipped
-    assert t.loc[kept, "kl/old"] < t.loc[top_p, "kl/old"]  # one action space: less drift
-    assert t.loc[kept, "reward (last 1/4)"] < t.loc[top_p, "reward (last 1/4)"]  # not more reward
-    v = v32_tricks.verdict(res)
-    keep = [line for line in v.splitlines() if line.startswith("keep sampling mask more stable")]
-    assert keep and "NOT REPRODUCED" in keep[0]  # lower reward with the mask, both times
+    # the kept mask's kl/old and reward against plain top-p are outcomes, not mechanisms: on one
+    # seed of 20 steps they flipped under two-worker test runs (kl/old 0.0778 vs 0.0765), so the
+    # lab's seeds decide them and this test does not.
     assert res["mismatch"]["log mu - log pi mean"] > 0  # top-p cut some mass at every step

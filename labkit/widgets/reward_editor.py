@@ -165,7 +165,7 @@ class RewardEditor(W.VBox):
     def current_reward(self) -> str:
         """The names of the reward functions the source's completions were scored by."""
         if self.trainer is not None:
-            names = [getattr(f, "__name__", "reward") for f, _ in self.trainer.reward_funcs]
+            names = self.trainer.scorer.names
         else:
             names = (getattr(self.source, "config", None) or {}).get("reward_funcs") or []
         return " + ".join(map(str, names)) or "the run's reward"
