@@ -75,7 +75,11 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
         track_kl=False,
         **base,
     )
-    return Outcome(summary(trainer.log, EXPECTED[arm]), trainer.log.metrics)
+    out = Outcome(summary(trainer.log, EXPECTED[arm]), trainer.log.metrics)
+    # answer_format is not a built-in reward, so it ran in forked reward workers: stop them
+    # now, or a harness worker process that exits waits on them forever
+    trainer.scorer.close()
+    return out
 
 
 def summary(log, expected: set[str]) -> dict:
