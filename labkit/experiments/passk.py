@@ -10,7 +10,7 @@ Departures, and why:
 - maj@k is averaged over ``subsets`` random k-subsets (without replacement) of the n samples per
   prompt: a Monte-Carlo estimate of the all-subsets average (a U-statistic, unbiased for maj@k
   of the policy). ``labkit.runs.evaluate.pass_and_majority`` votes once over the first k samples,
-  which has the same mean and more variance; we print that one-draw column next to ours.
+  which has the same mean and more variance; :func:`curves` reports that one draw next to ours.
 - Votes go to the parsed integer (``parse_int``), so " 42" and "42" agree; unparseable outputs
   do not vote; ties between answers are broken uniformly at random; no valid vote -> wrong.
 - The policy is the tiny char-level model on 2-digit addition, whose answer space is ~200
