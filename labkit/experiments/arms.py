@@ -54,3 +54,15 @@ def heldout_accuracy(trainer, n: int, max_len: int | None = None, seed: int = 0)
         max_completion_length=max_len or trainer.max_len,
         seed=seed + 1,
     )
+
+
+def live_log(experiment, arm: str, fast: bool = False, full: bool = False, seed: int | None = None):
+    """The run log of ``arm`` on ``seed`` (default: the first) from a lab's "run it yourself"
+    cell (``run_live(experiment, ..., fast=, full=)``), read back from disk: the doctor, the
+    completion browser and the per-token view work on it as on any run."""
+    from labkit.experiments.harness import slug
+    from labkit.runs.log import load_run, runs_root
+
+    cfg = experiment.live_config(fast=fast, full=full)
+    seed = cfg["seeds"][0] if seed is None else seed
+    return load_run(runs_root() / cfg["root"] / slug(arm) / f"seed-{seed}")

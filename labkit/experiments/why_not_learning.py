@@ -10,9 +10,13 @@ in ``<answer>`` tags the cold-started model does not produce), and completions c
 answer ends (``max_completion_length`` too small). The doctor (``labkit.runs.diagnose``) should
 name each from the log alone, and say nothing about the healthy run.
 
-Departures, and why: the toy's "healthy" run is the labs' base config (``BASE_RUN``) (``digit_partial``); the faults
-are built in (a reward that can never fire, a length of 1 token), so "does not learn" is exact
-(grad_norm 0), not a statistical claim.
+Each arm runs on every seed of :data:`EXPERIMENT` (``labkit.experiments.harness``); a run is
+summarised by its training accuracy in the first and last third of its steps, its zero-spread
+groups, truncation and gradient norm, and what the doctor said about it.
+
+Departures, and why: the toy's "healthy" run is the labs' base configuration (``BASE_RUN``,
+``digit_partial``); the faults are built in (a reward that can never fire, a length of 1 token),
+so "does not learn" is exact (grad_norm 0 for the format run), not a statistical claim.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from __future__ import annotations
 import pandas as pd
 
 from labkit.algos.config import BASE_RUN as BASE
-from labkit.algos.grpo import GRPOTrainer
+from labkit.experiments.arms import grpo_run
+from labkit.experiments.claims import Claim
+from labkit.experiments.harness import Experiment, Outcome
 from labkit.rewards.code import run_code
 from labkit.runs.diagnose import diagnose
 
@@ -37,9 +43,6 @@ EXPECTED = {
     "truncated": {"truncation"},
 }
 """The doctor's rules each run must get (healthy: none)."""
-ZERO = 0.95
-"""Fraction of zero-spread groups that counts as "no signal" (a 1-token run still sees the odd
-one-digit sum, e.g. 3+4=7, so a few groups keep a spread)."""
 
 
 def answer_format(completions, answer, **kwargs):
@@ -48,76 +51,125 @@ def answer_format(completions, answer, **kwargs):
     return [float(c.strip() == f"<answer>{a}</answer>") for c, a in zip(completions, answer)]
 
 
-RUNS = {
+ARMS = {
     "healthy": {},
     "format never matched": {"reward_funcs": [answer_format]},
     "truncated": {"max_completion_length": 1},
 }
+"""Arm -> what it changes in the labs' base run."""
+CURVES = ("accuracy", "adv/frac_zero_std", "grad_norm", "len/truncated_frac")
+SOURCE = "GRPO (Shao et al. 2024, 2402.03300) eq. 3; DAPO (Yu et al. 2025, 2503.14476) sec. 3.2"
+DOCTOR = "labkit's run doctor (labkit.runs.diagnose), rules after DAPO (2503.14476) sec. 3.2, 3.4"
 
 
-def run(fast: bool = False, seed: int = 0, steps: int | None = None) -> dict:
-    """The three runs (``why-<name>`` under the runs folder) and the doctor on each."""
-    steps = steps or (8 if fast else 150)
-    logs, found = {}, {}
-    for name, change in RUNS.items():
-        cfg = {**BASE, "max_steps": steps, "seed": seed, **change}
-        tr = GRPOTrainer(
-            reward_funcs=cfg.pop("reward_funcs"),
-            track_kl=False,
-            run_name=f"why-{name.replace(' ', '-')}",
-            **cfg,
-        )
-        tr.train(progress=False)
-        logs[name], found[name] = tr.log, diagnose(tr.log)
-    return {"runs": logs, "diagnoses": found, "steps": steps}
-
-
-def results(res: dict) -> pd.DataFrame:
-    """Per run: accuracy in the first and last third, zero-spread groups, truncation, mean
-    grad norm, and the doctor's rules."""
-    rows = []
-    for name, log in res["runs"].items():
-        m = log.metrics
-        k = max(1, len(m) // 3)
-        rows.append(
-            {
-                "run": name,
-                "acc first third": m["accuracy"].iloc[:k].mean(),
-                "acc last third": m["accuracy"].iloc[-k:].mean(),
-                "zero-spread groups": m["adv/frac_zero_std"].mean(),
-                "truncated": m["len/truncated_frac"].mean(),
-                "grad_norm": m["grad_norm"].mean(),
-                "doctor": ", ".join(f.rule for f in res["diagnoses"][name]) or "-",
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def verdict(res: dict) -> str:
-    """'reproduced' when the fault runs have (nearly) every group at zero spread and at most a
-    tenth of the healthy run's gradient norm, the healthy run does not, the doctor names what
-    ``EXPECTED`` says on each fault run and nothing on the healthy one."""
-    t = results(res).set_index("run")
-    named = {n: {f.rule for f in d} for n, d in res["diagnoses"].items()}
-    missing = {n: EXPECTED[n] - named[n] for n in EXPECTED if EXPECTED[n] - named[n]}
-    extra = named["healthy"]
-    faults = [n for n in EXPECTED if n != "healthy"]
-    g = t.loc["healthy", "grad_norm"]
-    no_signal = all(
-        t.loc[n, "zero-spread groups"] >= ZERO and t.loc[n, "grad_norm"] <= 0.1 * g for n in faults
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed: the labs' base run with the arm's change, read by the doctor."""
+    base = {k: v for k, v in BASE.items() if k != "max_steps"}
+    trainer = grpo_run(
+        "tiny",
+        settings,
+        seed=seed,
+        steps=steps,
+        run_name=run_name,
+        tick=tick,
+        track_kl=False,
+        **base,
     )
-    healthy_signal = t.loc["healthy", "zero-spread groups"] < ZERO and g > 0
-    if no_signal and healthy_signal and not missing and not extra:
-        return (
-            "reproduced: both faults leave (nearly) every group at zero spread and almost no "
-            "gradient, "
-            "the healthy run learns from its groups, and the doctor names each fault and "
-            "gives the healthy run no warning"
-        )
-    return (
-        f"not reproduced: no_signal={no_signal}, healthy_signal={healthy_signal}, "
-        f"missed={missing}, false alarms on healthy={sorted(extra)}"
+    out = Outcome(summary(trainer.log, EXPECTED[arm]), trainer.log.metrics)
+    # answer_format is not a built-in reward, so it ran in forked reward workers: stop them
+    # now, or a harness worker process that exits waits on them forever
+    trainer.scorer.close()
+    return out
+
+
+def summary(log, expected: set[str]) -> dict:
+    """Training accuracy in the first and last third of the steps and its gain, the mean
+    zero-spread fraction, truncation and gradient norm, and the doctor's reading: how many
+    rules fired, and whether it missed one that ``expected`` names (1.0: missed)."""
+    m = log.metrics
+    k = max(1, len(m) // 3)
+    first, last = m["accuracy"].iloc[:k].mean(), m["accuracy"].iloc[-k:].mean()
+    found = {f.rule for f in diagnose(log)}
+    return {
+        "accuracy, first third": float(first),
+        "accuracy, last third": float(last),
+        "accuracy gain": float(last - first),
+        "zero-spread groups": float(m["adv/frac_zero_std"].mean()),
+        "truncated": float(m["len/truncated_frac"].mean()),
+        "grad_norm": float(m["grad_norm"].mean()),
+        "doctor warnings": len(found),
+        "doctor misses the fault": float(bool(expected - found)),
+    }
+
+
+def _stalls(arm: str, key: str) -> Claim:
+    return Claim(
+        key,
+        f"{arm}: every group has zero spread, so the run learns less than the healthy one",
+        SOURCE,
+        metric="accuracy gain",
+        arm=arm,
+        baseline="healthy",
+        direction=-1,
     )
+
+
+def _named(arm: str, key: str) -> Claim:
+    return Claim(
+        key,
+        f"the run doctor names the fault of the {arm!r} run from its log",
+        DOCTOR,
+        metric="doctor misses the fault",
+        arm=arm,
+        direction=0,
+        margin=0.5,
+        note="an equivalence with 0: reproduced when the doctor names it on (nearly) every seed",
+    )
+
+
+EXPERIMENT = Experiment(
+    name="why_not_learning",
+    lab="45_why_isnt_it_learning",
+    arms=ARMS,
+    train=train,
+    steps=150,
+    fast_steps=8,
+    curves=CURVES,
+    claims=(
+        Claim(
+            "no-gradient",
+            "groups whose rewards all agree give no gradient: a never-matched format reward "
+            "leaves the gradient norm at 0",
+            SOURCE,
+            metric="grad_norm",
+            arm="format never matched",
+            baseline="healthy",
+            direction=-1,
+        ),
+        _stalls("format never matched", "format-stalls"),
+        _stalls("truncated", "truncation-stalls"),
+        Claim(
+            "healthy-learns",
+            "the healthy run learns: training accuracy rises from the first third to the last",
+            "GRPO (Shao et al. 2024, 2402.03300)",
+            metric="accuracy gain",
+            arm="healthy",
+        ),
+        _named("format never matched", "doctor-format"),
+        _named("truncated", "doctor-truncation"),
+        Claim(
+            "doctor-quiet",
+            "the run doctor gives the healthy run no warning",
+            DOCTOR,
+            metric="doctor warnings",
+            arm="healthy",
+            direction=0,
+            margin=0.5,
+            note="an equivalence with 0: reproduced when no rule fires on (nearly) every seed",
+        ),
+    ),
+    live={"arms": list(ARMS), "seeds": (0, 1), "steps": 60},
+)
 
 
 MALICIOUS = {
