@@ -115,6 +115,18 @@ def token_grads(logp, old_logp, adv, mask, epsilon: float = 0.2, cispo_cap: floa
     return g_ppo, g_cispo, st["per_token"]["clipped"]
 
 
+COUNTS = (
+    "valid tokens",
+    "tokens with A != 0",
+    "ppo clipped",
+    "ppo zero grad",
+    "ppo zero grad, A != 0",
+    "ppo zero, cispo nonzero",
+    "cispo zero, ppo nonzero",
+)
+"""The keys of :func:`count_silenced`, in order."""
+
+
 def count_silenced(g_ppo, g_cispo, clipped, adv, mask) -> dict:
     """Token counts from :func:`token_grads`: valid tokens, tokens with A != 0, tokens PPO-clip
     clips, tokens whose PPO-clip gradient is 0 (and of those, how many CISPO keeps), tokens
