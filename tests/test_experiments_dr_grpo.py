@@ -66,11 +66,10 @@ def test_std_bias_table_against_hand_values():
     assert grpo.loc[0.25, "mean |A|"] == pytest.approx(0.75, abs=1e-3)
     assert grpo.loc[0.5, "mean |A|"] == pytest.approx(0.866, abs=1e-3)
     s = dr_grpo.std_summary(fake_samples(groups, "group"), 4)
-    assert s["|A| extremes / middle"] == pytest.approx(0.75 / 0.866, abs=1e-3)
-    assert s["mean |A|, 2 of 4 right"] == pytest.approx(0.866, abs=1e-3)
+    assert s["abs(A) extremes / middle"] == pytest.approx(0.75 / 0.866, abs=1e-3)
+    assert s["mean abs(A), 2 of 4 right"] == pytest.approx(0.866, abs=1e-3)
     s = dr_grpo.std_summary(fake_samples(groups, "none"), 4)
-    assert s["|A| extremes / middle"] == pytest.approx(0.75, abs=1e-3)
-    assert s["share of |A|, extreme groups"] == pytest.approx(0.75 / 1.25)
+    assert s["abs(A) extremes / middle"] == pytest.approx(0.75, abs=1e-3)
 
 
 def test_slope_reads_the_trend():
@@ -84,7 +83,7 @@ def test_arms_are_valid_configs_and_claims_name_real_columns():
     setup = {k: v for k, v in dr_grpo.SETUP.items() if k != "reward_funcs"}
     for arm in dr_grpo.ARMS.values():
         GRPOConfig(**(setup | arm))
-    columns = {f"{k} slope" for k in dr_grpo.LENGTHS} | {
+    columns = {f"{k} slope" for k in dr_grpo.SLOPES} | {
         f"{k} (last 10%)" for k in [*dr_grpo.LENGTHS, "accuracy"]
     }
     columns |= set(dr_grpo.std_summary(fake_samples([[1, 0, 0, 0], [1, 1, 0, 0]], "none"), 4))

@@ -57,7 +57,8 @@ ARMS = {
     "GRPO": {"loss_type": "grpo", "scale_rewards": "group"},
     "Dr. GRPO": {"loss_type": "dr_grpo", "scale_rewards": "none"},
 }
-LENGTHS = ["len/incorrect", "len/correct", "len/mean", "len/truncated_frac"]
+LENGTHS = ["len/incorrect", "len/correct", "len/truncated_frac"]
+SLOPES = ["len/incorrect", "len/correct"]
 SOURCE = "Liu et al. 2025, Dr. GRPO (2503.20783)"
 NO_LONG_WRONG = (
     "addition_ramble's ramble is free of the reward and as likely after a right answer as "
@@ -108,17 +109,14 @@ def extremes_over_middle(table: pd.DataFrame) -> float:
 
 
 def std_summary(samples: pd.DataFrame, G: int) -> dict:
-    """The std bias of one run as summary scalars: extremes over middle, the extreme groups'
-    share of |A|, and mean |A| at each k of G right."""
+    """The std bias of one run as summary scalars: mean |A| of the extreme groups over the
+    middle ones, and mean |A| at each k of G right (named ``abs(A)``: a pipe would break the
+    generated markdown tables)."""
     t = std_bias(samples)
-    ends = t["group accuracy"].isin([1 / G, (G - 1) / G])
-    out = {
-        "|A| extremes / middle": extremes_over_middle(t),
-        "share of |A|, extreme groups": float(t.loc[ends, "share of |A|"].sum()),
-    }
+    out = {"abs(A) extremes / middle": extremes_over_middle(t)}
     for k in range(1, G):
         row = t[np.isclose(t["group accuracy"], k / G)]
-        out[f"mean |A|, {k} of {G} right"] = float(row["mean |A|"].iloc[0]) if len(row) else None
+        out[f"mean abs(A), {k} of {G} right"] = float(row["mean |A|"].iloc[0]) if len(row) else None
     return out
 
 
@@ -139,7 +137,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     )
     m = trainer.log.metrics
     summary = {
-        **{f"{k} slope": slope(m, k) for k in LENGTHS},
+        **{f"{k} slope": slope(m, k) for k in SLOPES},
         **tail_means(m, [*LENGTHS, "accuracy"]),
         **std_summary(trainer.log.samples, SETUP["num_generations"]),
     }
@@ -149,15 +147,17 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
 def std_table(summaries: pd.DataFrame) -> pd.DataFrame:
     """Mean |A| by group accuracy per arm, averaged over seeds (the lab's bar chart).
 
-    >>> s = pd.DataFrame({"arm": ["GRPO"] * 2, "mean |A|, 1 of 2 right": [1.0, 0.5]})
+    >>> s = pd.DataFrame({"arm": ["GRPO"] * 2, "mean abs(A), 1 of 2 right": [1.0, 0.5]})
     >>> std_table(s).to_dict("records")
     [{'group accuracy': 0.5, 'mean |A|': 0.75, 'run': 'GRPO'}]
     """
-    cols = [c for c in summaries if c.startswith("mean |A|, ")]
+    cols = [c for c in summaries if c.startswith("mean abs(A), ")]
     rows = []
     for arm, d in summaries.groupby("arm", sort=False):
         for c in cols:
-            k, G = (int(x) for x in c.removeprefix("mean |A|, ").split(" right")[0].split(" of "))
+            k, G = (
+                int(x) for x in c.removeprefix("mean abs(A), ").split(" right")[0].split(" of ")
+            )
             rows.append({"group accuracy": k / G, "mean |A|": d[c].mean(), "run": arm})
     return pd.DataFrame(rows)
 
@@ -169,7 +169,7 @@ EXPERIMENT = Experiment(
     train=train,
     steps=150,
     fast_steps=4,
-    curves=(*LENGTHS, "accuracy"),
+    curves=(*LENGTHS, "len/mean", "accuracy"),
     claims=(
         Claim(
             "length-grows",
@@ -192,7 +192,7 @@ EXPERIMENT = Experiment(
             "std-bias",
             "the group std up-weights too-easy and too-hard questions",
             f"{SOURCE} sec. 3.1",
-            metric="|A| extremes / middle",
+            metric="abs(A) extremes / middle",
             arm="GRPO",
             baseline="Dr. GRPO",
             note=(
