@@ -1,12 +1,14 @@
 """Dr. GRPO's length and std biases (labkit.experiments.dr_grpo): the setup that gives length
-room (tiny-babble on addition_ramble), the tables against hand-computed values, and the
-directions the fixed-seed fast run showed."""
+room (tiny-babble on addition_ramble), the std-bias table against hand-computed values, the
+slope, and the experiment's arms and claims. The runs themselves: the lab's live cell in fast
+mode (tests/test_notebooks.py) and the stored result (tests/test_results_tables.py)."""
 
 import pandas as pd
 import pytest
 import torch
 
 import labkit as lk
+from labkit.algos.config import GRPOConfig
 from labkit.core import group_advantages
 from labkit.experiments import dr_grpo
 from labkit.models.rollout import rollout
@@ -39,11 +41,6 @@ def test_babble_policy_can_be_long_and_the_cold_start_cannot():
     assert 0.1 < long_fraction("tiny-babble") < 0.5  # the card says 0.24 on 512 prompts
 
 
-class FakeLog:
-    def __init__(self, metrics=None, samples=None):
-        self.metrics, self.samples = metrics, samples
-
-
 def fake_samples(rewards_by_group, scale, G=4):
     r = torch.tensor(rewards_by_group, dtype=torch.float).flatten()  # [B]
     adv = group_advantages(r, G, scale)  # [B]
@@ -59,64 +56,39 @@ def fake_samples(rewards_by_group, scale, G=4):
 
 def test_std_bias_table_against_hand_values():
     groups = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
-    runs = {
-        "grpo": FakeLog(samples=fake_samples(groups, "group")),
-        "dr_grpo": FakeLog(samples=fake_samples(groups, "none")),
-    }
-    t = dr_grpo.std_bias(runs).set_index(["run", "group accuracy"])
+    dr = dr_grpo.std_bias(fake_samples(groups, "none")).set_index("group accuracy")
+    grpo = dr_grpo.std_bias(fake_samples(groups, "group")).set_index("group accuracy")
     # no std: mean |A| = 2k(G-k)/G^2 -> 0.375, 0.5, 0.375; the all-right group is left out
-    assert t.loc[("dr_grpo", 0.25), "mean |A|"] == pytest.approx(0.375, abs=1e-4)
-    assert t.loc[("dr_grpo", 0.5), "mean |A|"] == pytest.approx(0.5, abs=1e-4)
+    assert list(dr.index) == [0.25, 0.5, 0.75]
+    assert dr.loc[0.25, "mean |A|"] == pytest.approx(0.375, abs=1e-4)
+    assert dr.loc[0.5, "mean |A|"] == pytest.approx(0.5, abs=1e-4)
     # z-score with the n-1 std: 0.75 at k = 1 or 3, 0.866 at k = 2
-    assert t.loc[("grpo", 0.25), "mean |A|"] == pytest.approx(0.75, abs=1e-3)
-    assert t.loc[("grpo", 0.5), "mean |A|"] == pytest.approx(0.866, abs=1e-3)
-    std = dr_grpo.std_bias(runs)
-    assert dr_grpo.extremes_over_middle(std, "grpo") == pytest.approx(0.75 / 0.866, abs=1e-3)
-    assert dr_grpo.extremes_over_middle(std, "dr_grpo") == pytest.approx(0.75, abs=1e-3)
+    assert grpo.loc[0.25, "mean |A|"] == pytest.approx(0.75, abs=1e-3)
+    assert grpo.loc[0.5, "mean |A|"] == pytest.approx(0.866, abs=1e-3)
+    s = dr_grpo.std_summary(fake_samples(groups, "group"), 4)
+    assert s["abs(A) extremes / middle"] == pytest.approx(0.75 / 0.866, abs=1e-3)
+    assert s["mean abs(A), 2 of 4 right"] == pytest.approx(0.866, abs=1e-3)
+    s = dr_grpo.std_summary(fake_samples(groups, "none"), 4)
+    assert s["abs(A) extremes / middle"] == pytest.approx(0.75, abs=1e-3)
 
 
-def test_slopes_and_verdict():
+def test_slope_reads_the_trend():
     steps = list(range(1, 11))
-    up = pd.DataFrame(
-        {
-            "step": steps,
-            "accuracy": 0.5,
-            "len/correct": 4.0,
-            "len/incorrect": [4 + 0.1 * s for s in steps],
-            "len/mean": 4.0,
-            "len/truncated_frac": 0.0,
-        }
-    )
-    flat = up.assign(**{"len/incorrect": 4.0})
-    t = dr_grpo.length_table({"grpo": FakeLog(up), "dr_grpo": FakeLog(flat)})
-    assert t.loc["grpo", "len/incorrect slope"] == pytest.approx(0.1)
-    assert t.loc["dr_grpo", "len/incorrect slope"] == pytest.approx(0.0, abs=1e-9)
-    groups = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0]]
-    std = dr_grpo.std_bias(
-        {
-            "grpo": FakeLog(samples=fake_samples(groups, "group")),
-            "dr_grpo": FakeLog(samples=fake_samples(groups, "none")),
-        }
-    )
-    v = dr_grpo.verdict({"lengths": t, "std_bias": std})
-    assert "REPRODUCED (length)" in v and "NOT" not in v
-    t2 = dr_grpo.length_table({"grpo": FakeLog(flat), "dr_grpo": FakeLog(up)})
-    assert "NOT REPRODUCED (length)" in dr_grpo.verdict({"lengths": t2, "std_bias": std})
+    m = pd.DataFrame({"step": steps, "up": [4 + 0.1 * s for s in steps], "flat": 4.0})
+    assert dr_grpo.slope(m, "up") == pytest.approx(0.1)
+    assert dr_grpo.slope(m, "flat") == pytest.approx(0.0, abs=1e-9)
 
 
-@pytest.mark.slow
-def test_fast_run_directions(runs):
-    torch.set_num_threads(1)
-    res = dr_grpo.run(fast=True, seed=0, progress=False)  # 2 x 20 steps
-    t = res["lengths"]
-    g, d = t.loc["grpo", "len/incorrect slope"], t.loc["dr_grpo", "len/incorrect slope"]
-    # measured (seed 0, 20 steps, L_max = max_completion_length, pi_old from the sampler):
-    # -0.077 and -0.075 tokens/step. Both losses shorten wrong answers here (the paper's growth
-    # under GRPO does not show); which one shortens them faster is within 0.002 and flipped
-    # with the setup, so it is not asserted.
-    assert g < 0 and d < 0
-    std = res["std_bias"]
-    # measured: extremes / middle mean |A| = 0.87 with the std, 0.75 without (G = 4)
-    assert dr_grpo.extremes_over_middle(std, "grpo") > dr_grpo.extremes_over_middle(std, "dr_grpo")
-    v = dr_grpo.verdict(res)
-    assert "NOT REPRODUCED (length)" in v and "\nREPRODUCED (std)" in v
+def test_arms_are_valid_configs_and_claims_name_real_columns():
+    setup = {k: v for k, v in dr_grpo.SETUP.items() if k != "reward_funcs"}
+    for arm in dr_grpo.ARMS.values():
+        GRPOConfig(**(setup | arm))
+    columns = {f"{k} slope" for k in dr_grpo.SLOPES} | {
+        f"{k} (last 10%)" for k in [*dr_grpo.LENGTHS, "accuracy"]
+    }
+    columns |= set(dr_grpo.std_summary(fake_samples([[1, 0, 0, 0], [1, 1, 0, 0]], "none"), 4))
+    for c in dr_grpo.EXPERIMENT.claims:
+        assert c.arm in dr_grpo.ARMS and c.baseline in (None, *dr_grpo.ARMS), c.key
+        assert c.metric in columns, c.key
+    assert set(dr_grpo.EXPERIMENT.live["arms"]) <= set(dr_grpo.ARMS)
+    assert len(dr_grpo.EXPERIMENT.seeds) >= 5

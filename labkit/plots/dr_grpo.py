@@ -9,29 +9,29 @@ import plotly.graph_objects as go
 COLOURS = ["#636efa", "#ef553b", "#00cc96", "#ab63fa"]
 
 
-def length_figure(runs: dict, smooth: int = 5) -> go.Figure:
-    """``len/incorrect`` (solid) and ``len/correct`` (dotted) over steps, one colour per run;
+def length_figure(curves: pd.DataFrame, smooth: int = 5) -> go.Figure:
+    """``len/incorrect`` (solid) and ``len/correct`` (dotted) over steps, one colour per arm,
+    each the mean over seeds of an experiment's ``curves`` (columns arm, seed, step, ...);
     ``smooth`` is a trailing moving mean over steps.
 
-    >>> class R: metrics = pd.DataFrame({"step": [1, 2], "len/incorrect": [5., 6.],
-    ...                                  "len/correct": [4., 3.]})
-    >>> len(length_figure({"grpo": R(), "dr_grpo": R()}).data)
+    >>> c = pd.DataFrame({"arm": ["grpo"] * 2 + ["dr_grpo"] * 2, "seed": 0, "step": [1, 2] * 2,
+    ...                   "len/incorrect": [5., 6., 5., 4.], "len/correct": [4., 3., 4., 4.]})
+    >>> len(length_figure(c).data)
     4
     """
     fig = go.Figure()
-    for i, (name, log) in enumerate(runs.items()):
-        m = log.metrics
+    for i, (arm, d) in enumerate(curves.groupby("arm", sort=False)):
+        mean = d.groupby("step")[["len/incorrect", "len/correct"]].mean()
         for key, dash in (("len/incorrect", "solid"), ("len/correct", "dot")):
-            y = m[key].rolling(smooth, min_periods=1).mean()
             fig.add_scatter(
-                x=m["step"],
-                y=y,
+                x=mean.index,
+                y=mean[key].rolling(smooth, min_periods=1).mean(),
                 mode="lines",
-                name=f"{name}: {key}",
+                name=f"{arm}: {key}",
                 line={"dash": dash, "color": COLOURS[i % len(COLOURS)]},
             )
     fig.update_layout(
-        title="Completion length (tokens) of correct and incorrect answers",
+        title="Completion length (tokens) of correct and incorrect answers, mean over seeds",
         xaxis_title="step",
         yaxis_title="tokens",
         template="plotly_white",
