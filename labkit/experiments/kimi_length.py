@@ -7,28 +7,38 @@ Kimi k1.5 (Kimi Team 2025, arXiv 2501.12599, sec. 2.3.3): within a prompt's grou
 (sec. 2.4): DPO with the shortest correct answer as chosen and a longer correct one as rejected
 (``pair_mode="long2short"``, ``labkit.algos.pairs.rank_pairs``).
 
-Four runs from the thinking cold start ``tiny-think`` on ``scratchpad``, same seed and budget:
-  acc            GRPO, r = answer_match                               (the reference)
-  acc + kimi     GRPO, r = answer_match + W * kimi_length
-  acc + plain    GRPO, r = answer_match + W * plain_length (-len / L_max for every answer)
-  DPO long2short DPO on pairs sampled from tiny-think (8 per prompt)
-On this toy the shortest correct answer is a direct one (``<answer>25</answer>``, 19 chars vs
-~50 with a thought), so shortening can mean not thinking.
+Five arms from the thinking cold start ``tiny-think`` on ``scratchpad``, same seeds and budget:
+  cold start      no training: ``tiny-think`` itself, probed (what DPO starts from)
+  acc             GRPO, r = answer_match                               (the reference)
+  acc + kimi      GRPO, r = answer_match + W * kimi_length
+  acc + plain     GRPO, r = answer_match + W * plain_length (-len / L_max for every answer)
+  DPO long2short  DPO on pairs sampled from tiny-think (8 per prompt), as many steps
+GRPO uses lab 90's setup (``labkit.experiments.r1_zero.SETUP``). On this toy the shortest
+correct answer is a direct one (``<answer>25</answer>``, 19 chars vs ~60 with a thought), so
+shortening can mean not thinking.
+
+Departure: Kimi applies long2short to its long-CoT RL model and compares with it; here DPO starts
+from the cold start and is judged against it, and its pairs mostly prefer a direct answer over a
+correct thought with the same answer.
 """
 
 from __future__ import annotations
 
 import random
-import time
 
 import pandas as pd
 import torch
 
 from labkit.algos.dpo import DPOTrainer
 from labkit.algos.pairs import rank_pairs
-from labkit.experiments.r1_zero import SETUP, heldout, train
+from labkit.experiments.arms import grpo_run
+from labkit.experiments.claims import Claim
+from labkit.experiments.harness import Experiment, Outcome, resume_or_start
+from labkit.experiments.r1_zero import CURVES, HELDOUT, METRICS, SETUP, heldout
 from labkit.models.policy import load_policy
 from labkit.models.rollout import rollout
+from labkit.runs import checkpoint
+from labkit.runs.log import runs_root
 from labkit.tasks import get_task
 
 CLAIM = (
@@ -40,7 +50,9 @@ CLAIM = (
 W = 0.5
 """Weight of the length rewards next to the accuracy reward (1.0)."""
 MARGIN = 0.05
-"""'Equal accuracy': at most this much held-out accuracy below the accuracy-only run."""
+"""'Equal accuracy': within this much held-out accuracy of the comparison arm."""
+PAIR_PROMPTS = {"full": 512, "fast": 16}
+"""Training prompts sampled (8 completions each) for the long2short pairs."""
 
 
 def plain_length(completions: list[str], **kwargs) -> list[float]:
@@ -52,12 +64,19 @@ def plain_length(completions: list[str], **kwargs) -> list[float]:
     return [-len(c) / SETUP["max_completion_length"] for c in completions]
 
 
-VARIANTS = {
-    "acc": (["answer_match"], [1.0]),
-    "acc + kimi": (["answer_match", "kimi_length"], [1.0, W]),
-    "acc + plain": (["answer_match", plain_length], [1.0, W]),
+ARMS = {
+    "cold start": {"kind": "probe"},
+    "acc": {"kind": "grpo", "rewards": ["answer_match"], "weights": [1.0]},
+    "acc + kimi": {"kind": "grpo", "rewards": ["answer_match", "kimi_length"], "weights": [1.0, W]},
+    "acc + plain": {
+        "kind": "grpo",
+        "rewards": ["answer_match", "plain_length"],
+        "weights": [1.0, W],
+    },
+    "DPO long2short": {"kind": "dpo"},
 }
-"""name -> (reward functions, weights) of the GRPO runs."""
+"""Arm -> what it runs; GRPO arms name their reward functions (``plain_length`` is this
+module's) and weights."""
 
 
 @torch.no_grad()
@@ -82,78 +101,120 @@ def long2short_pairs(n_prompts: int, seed: int = 0, G: int = 8) -> list[dict]:
     return pairs
 
 
-def run(
-    fast: bool = False,
-    seed: int = 0,
-    steps: int | None = None,
-    n_eval: int | None = None,
-    progress: bool = True,
-) -> dict:
-    """The GRPO ``VARIANTS`` and DPO long2short (full 60 steps, fast 8). Returns
-    ``{"runs", "table", "config"}``; the table is held-out, T = 1."""
-    torch.set_num_threads(1)
-    steps, n_eval = steps or (8 if fast else 60), n_eval or (100 if fast else 300)
-    rows = [{"run": "cold start", **heldout(*load_policy("tiny-think"), n=n_eval, seed=seed)}]
-    runs = {}
-    for name, (funcs, weights) in VARIANTS.items():
-        trainer, secs = train(
-            name, "tiny-think", funcs, weights, steps, seed, progress, prefix="lab92-"
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed, summarised by its held-out stats (one sample per prompt, T = 1)."""
+    size = "fast" if fast else "full"
+    if settings["kind"] == "probe":
+        tick(steps, steps)
+        stats = heldout(*load_policy("tiny-think"), n=HELDOUT[size], seed=seed)
+        return Outcome(stats, pd.DataFrame({"step": []}))
+    if settings["kind"] == "dpo":
+        trainer = dpo_run(
+            seed=seed, steps=steps, run_name=run_name, tick=tick, n_prompts=PAIR_PROMPTS[size]
         )
-        runs[name] = trainer.log
-        rows.append(
-            {
-                "run": name,
-                **heldout(trainer.model, trainer.tokenizer, n=n_eval, seed=seed),
-                "seconds": secs,
-            }
+    else:
+        funcs = [plain_length if f == "plain_length" else f for f in settings["rewards"]]
+        trainer = grpo_run(
+            "tiny-think",
+            {"reward_weights": [*settings["weights"], *[0.0] * len(METRICS)]},
+            seed=seed,
+            steps=steps,
+            run_name=run_name,
+            tick=tick,
+            reward_funcs=[*funcs, *METRICS],
+            task="scratchpad",
+            track_kl=False,
+            save_steps=max(1, steps // 3),
+            **SETUP,
         )
-    t0 = time.perf_counter()
-    pairs = long2short_pairs(64 if fast else 512, seed)
-    dpo = DPOTrainer(
-        "tiny-think",
+    stats = heldout(trainer.model, trainer.tokenizer, n=HELDOUT[size], seed=seed)
+    return Outcome(stats, trainer.log.metrics)
+
+
+def dpo_run(*, seed: int, steps: int, run_name: str, tick, n_prompts: int) -> DPOTrainer:
+    """DPO from ``tiny-think`` on long2short pairs of ``n_prompts`` prompts sampled with
+    ``seed`` (resumed from its checkpoints, which keep the pairs, when it has some)."""
+    resuming = bool(checkpoint.steps(runs_root() / run_name))
+    pairs = None if resuming else long2short_pairs(n_prompts, seed)
+    return resume_or_start(
+        DPOTrainer,
+        run_name,
+        steps,
+        tick,
+        model="tiny-think",
         pairs=pairs,
         task="scratchpad",
         seed=seed,
         max_steps=steps,
-        run_name="lab92-dpo-long2short",
-        save_steps=0,
+        save_steps=max(1, steps // 3),
     )
-    dpo.train(progress=progress)
-    rows.append(
-        {
-            "run": "DPO long2short",
-            **heldout(dpo.model, dpo.tokenizer, n=n_eval, seed=seed),
-            "seconds": time.perf_counter() - t0,
-        }
-    )
-    return {
-        "runs": runs,
-        "dpo": dpo.log,
-        "pairs": len(pairs),
-        "table": pd.DataFrame(rows).set_index("run"),
-        "config": {"steps": steps, "seed": seed, "n_eval": n_eval, "w": W, **SETUP},
-    }
 
 
-def verdict(results: dict) -> str:
-    """Per method: correct answers shorter than the accuracy-only run's, accuracy within
-    ``MARGIN`` of it."""
-    t = results["table"]
-    ref = t.loc["acc"]
-    lines = [
-        (
-            f"acc (reference): accuracy {ref['accuracy']:.3f}, length of correct answers "
-            f"{ref['length correct']:.1f} chars, think rate {ref['think']:.3f}."
-        )
-    ]
-    for name in [r for r in t.index if r not in ("acc", "cold start")]:
-        r = t.loc[name]
-        shorter = r["length correct"] < ref["length correct"]
-        kept = r["accuracy"] >= ref["accuracy"] - MARGIN
-        word = "REPRODUCED" if shorter and kept else "NOT REPRODUCED"
-        lines.append(
-            f"{word} ({name}): correct answers {r['length correct']:.1f} chars "
-            f"(shorter: {shorter}), accuracy {r['accuracy']:.3f} (within {MARGIN}: "
-            f"{kept}), think rate {r['think']:.3f}."
-        )
-    return "\n".join(lines)
+SOURCE = "Kimi k1.5 (Kimi Team 2025, arXiv 2501.12599)"
+NOT_THINKING = (
+    "A correct thought has a fixed length on this task (four running sums): the only shorter "
+    "correct answer is a direct one, and answering directly is what costs accuracy here."
+)
+LONG2SHORT = (
+    "Kimi applies long2short to its long-CoT RL model; here DPO starts from the cold start "
+    "(its baseline), and its pairs mostly prefer a direct answer over a correct thought."
+)
+EXPERIMENT = Experiment(
+    name="kimi_length",
+    lab="92_kimi_length_penalty",
+    arms=ARMS,
+    train=train,
+    steps=60,
+    curves=(
+        *CURVES,
+        "rewards/kimi_length/mean",
+        "rewards/plain_length/mean",
+        "loss",
+        "rewards/margins",
+    ),
+    claims=(
+        Claim(
+            "kimi-shorter",
+            "Kimi's length reward shortens correct answers",
+            f"{SOURCE} sec. 2.3.3",
+            metric="length correct",
+            arm="acc + kimi",
+            baseline="acc",
+            direction=-1,
+            note="Held-out characters per correct answer. " + NOT_THINKING,
+        ),
+        Claim(
+            "kimi-accuracy",
+            "Kimi's length reward keeps accuracy",
+            f"{SOURCE} sec. 2.3.3",
+            metric="accuracy",
+            arm="acc + kimi",
+            baseline="acc",
+            direction=0,
+            margin=MARGIN,
+            note=NOT_THINKING,
+        ),
+        Claim(
+            "long2short-shorter",
+            "long2short DPO shortens correct answers",
+            f"{SOURCE} sec. 2.4",
+            metric="length correct",
+            arm="DPO long2short",
+            baseline="cold start",
+            direction=-1,
+            note=LONG2SHORT,
+        ),
+        Claim(
+            "long2short-accuracy",
+            "long2short DPO keeps accuracy",
+            f"{SOURCE} sec. 2.4",
+            metric="accuracy",
+            arm="DPO long2short",
+            baseline="cold start",
+            direction=0,
+            margin=MARGIN,
+            note=LONG2SHORT,
+        ),
+    ),
+    live={"arms": ["acc", "acc + kimi"], "seeds": (0, 1), "steps": 40},
+)
