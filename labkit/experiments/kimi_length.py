@@ -128,6 +128,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
             **SETUP,
         )
     stats = heldout(trainer.model, trainer.tokenizer, n=HELDOUT[size], seed=seed)
+    trainer.log.close()  # the run is done: its folder is free for a later resume
     return Outcome(stats, trainer.log.metrics)
 
 

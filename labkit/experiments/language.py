@@ -60,6 +60,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     )
     after = heldout(trainer.model, trainer.tokenizer, n=n, seed=seed)
     summary = after | {"mixed before": before["mixed"], "accuracy before": before["accuracy"]}
+    trainer.log.close()  # the run is done: its folder is free for a later resume
     return Outcome(summary, trainer.log.metrics)
 
 

@@ -183,6 +183,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     after = heldout(trainer.model, trainer.tokenizer, n=n, seed=seed)
     late = m[m["step"] > steps / 2]
     summary = before_after(before, after) | {"len/mean slope (2nd half)": slope(late, "len/mean")}
+    trainer.log.close()  # the run is done: its folder is free for a later resume
     return Outcome(summary, m)
 
 
