@@ -1,39 +1,38 @@
 """Kimi's length penalty and long2short (labkit.experiments.kimi_length): the plain penalty,
-the verdict on a hand-made table, and (slow) the direction a fixed-seed run showed."""
+the long2short pairs, every GRPO arm a valid config, and each claim judged on an arm and a
+summary column the experiment produces. The runs: the lab's live cell in fast mode and the
+stored result."""
 
-import pandas as pd
-import pytest
-import torch
+from labkit.algos.config import GRPOConfig
+from labkit.experiments import kimi_length, r1_zero
+from labkit.rewards import REWARDS
 
-from labkit.experiments import kimi_length
-from labkit.experiments.r1_zero import heldout, train
+HELDOUT = ("accuracy", "well_formed", "think", "mixed", "length", "length correct")
 
 
-def test_plain_length_and_verdict():
+def test_plain_length_charges_every_answer():
     assert kimi_length.plain_length(["x" * 18]) == [-0.25]
-    t = pd.DataFrame(
-        {
-            "accuracy": [0.3, 0.5, 0.47, 0.2],
-            "length correct": [40, 40, 30, 20],
-            "think": [0.5, 0.6, 0.3, 0.0],
-        },
-        index=["cold start", "acc", "acc + kimi", "acc + plain"],
-    )
-    v = kimi_length.verdict({"table": t})
-    assert "\nREPRODUCED (acc + kimi)" in v  # shorter, 0.03 below: within the margin
-    assert "NOT REPRODUCED (acc + plain)" in v  # shorter but 0.3 below
 
 
-@pytest.mark.slow
-def test_kimi_penalty_shortens_correct_answers_within_the_margin(runs):
-    torch.set_num_threads(1)
-    out = {}
-    for name in ("acc", "acc + kimi"):  # the fast run's first two GRPO runs: 8 steps each
-        funcs, weights = kimi_length.VARIANTS[name]
-        trainer, _ = train(name, "tiny-think", funcs, weights, 8, prefix="lab92-")
-        out[name] = heldout(trainer.model, trainer.tokenizer, n=100)
-    # measured (seed 0, 100 held-out prompts, T=1): correct answers 62.7 chars (acc) vs 61.3
-    # (acc + kimi); accuracy 0.39 vs 0.41; think rate 0.85 vs 0.71
-    assert out["acc + kimi"]["length correct"] < out["acc"]["length correct"]
-    assert out["acc + kimi"]["think"] < out["acc"]["think"]
-    assert out["acc + kimi"]["accuracy"] >= out["acc"]["accuracy"] - kimi_length.MARGIN
+def test_grpo_arms_are_valid_configs_with_known_rewards():
+    kinds = {arm["kind"] for arm in kimi_length.ARMS.values()}
+    assert kinds == {"probe", "grpo", "dpo"}
+    for name, arm in kimi_length.ARMS.items():
+        if arm["kind"] != "grpo":
+            continue
+        assert set(arm["rewards"]) <= set(REWARDS) | {"plain_length"}, name
+        weights = [*arm["weights"], 0.0, 0.0, 0.0]
+        GRPOConfig(**(r1_zero.SETUP | {"reward_weights": weights}))
+
+
+def test_long2short_pairs_prefer_the_shorter_correct_answer():
+    pairs = kimi_length.long2short_pairs(4, seed=0)
+    for p in pairs:
+        assert len(p["chosen"]) < len(p["rejected"]), p
+
+
+def test_every_claim_names_a_real_arm_and_summary_column():
+    for c in kimi_length.EXPERIMENT.claims:
+        assert c.arm in kimi_length.ARMS and c.baseline in kimi_length.ARMS, c.key
+        assert c.metric in HELDOUT, c.key
+    assert set(kimi_length.EXPERIMENT.live["arms"]) <= set(kimi_length.ARMS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.graph_objects as go
 
 from labkit.plots.r1_zero import panels
@@ -15,6 +16,7 @@ KEYS = {
 """metric key -> panel title (training batch, per step)."""
 
 
-def mixing_figure(runs: dict, smooth: int = 5) -> go.Figure:
-    """Mixing rate, digit share, accuracy and think rate over steps, one line per run."""
-    return panels(runs, KEYS, smooth)
+def mixing_figure(curves: pd.DataFrame, smooth: int = 5) -> go.Figure:
+    """Mixing rate, digit share, accuracy and think rate over steps, one colour per arm, the
+    mean over seeds with its 95 % band."""
+    return panels(curves, KEYS, smooth=smooth)
