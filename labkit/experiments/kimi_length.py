@@ -217,5 +217,5 @@ EXPERIMENT = Experiment(
             note=LONG2SHORT,
         ),
     ),
-    live={"arms": ["acc", "acc + kimi"], "seeds": (0, 1), "steps": 40},
+    live={"arms": ["acc", "acc + kimi"], "seeds": (0, 1), "steps": 30},
 )

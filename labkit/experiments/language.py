@@ -105,5 +105,5 @@ EXPERIMENT = Experiment(
             note=f"'Slight' taken as within ±{MARGIN} held-out accuracy.",
         ),
     ),
-    live={"arms": list(ARMS), "seeds": (0, 1), "steps": 40},
+    live={"arms": list(ARMS), "seeds": (0, 1), "steps": 30},
 )

@@ -278,5 +278,5 @@ EXPERIMENT = Experiment(
             note=ONE_ENGINE,
         ),
     ),
-    live={"arms": ["fp32", "bf16"], "seeds": (0, 1, 2, 3), "steps": 30},
+    live={"arms": ["fp32", "bf16"], "seeds": tuple(range(8)), "steps": 30},
 )

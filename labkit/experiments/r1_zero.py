@@ -234,5 +234,5 @@ EXPERIMENT = Experiment(
             note="Training-batch length (tokens) per step over the second half. " + FIXED_LENGTH,
         ),
     ),
-    live={"arms": ["think + format", "direct + format"], "seeds": (0, 1), "steps": 20},
+    live={"arms": ["think + format", "direct + format"], "seeds": (0, 1), "steps": 40},
 )

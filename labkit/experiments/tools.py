@@ -230,5 +230,5 @@ EXPERIMENT = Experiment(
             "log. TRL's masked loss equals labkit's: tests/test_trl_env.py.",
         ),
     ),
-    live={"arms": ["calculator"], "seeds": (0, 1, 2, 3), "steps": 100},
+    live={"arms": ["calculator"], "seeds": (0, 1, 2, 3), "steps": 150},
 )
