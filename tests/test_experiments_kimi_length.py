@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from labkit.experiments import kimi_length
-from labkit.experiments.r1_zero import heldout, train
+from labkit.experiments.r1_zero import heldout
+from labkit.experiments.r1_zero import single_run as train
 
 
 def test_plain_length_and_verdict():

@@ -1,17 +1,22 @@
-"""R1-Zero at toy scale (labkit.experiments.r1_zero): the per-sample metrics logged as
-weight-0 rewards, the verdict on hand-made tables, and (slow) the directions a fixed-seed run
-showed."""
-
-import pandas as pd
-import pytest
-import torch
+"""R1-Zero at toy scale (labkit.experiments.r1_zero): the per-sample metrics logged as weight-0
+rewards, every arm a valid config, and each claim judged on an arm and a summary column the
+experiment produces. The runs themselves: the lab's live cell in fast mode
+(tests/test_notebooks.py) and the stored result (tests/test_results_tables.py)."""
 
 import labkit as lk
+from labkit.algos.config import GRPOConfig
 from labkit.experiments import r1_zero
 
 THINK = "<think>3+5=8 8+8=16</think><answer>16</answer>"
 MIXED = "<think>d+f=i 8+8=16</think><answer>16</answer>"
 DIRECT = "<answer>16</answer>"
+HELDOUT = ("accuracy", "well_formed", "think", "mixed", "length", "length correct")
+
+
+def summary_columns() -> set[str]:
+    """What ``train`` puts in a summary: held-out stats before/after/gain and the slope."""
+    stats = dict.fromkeys(HELDOUT, 0.0)
+    return set(r1_zero.before_after(stats, stats)) | {"len/mean slope (2nd half)"}
 
 
 def test_metrics_per_completion():
@@ -23,15 +28,17 @@ def test_metrics_per_completion():
 
 
 def test_weight_zero_metrics_do_not_change_the_reward(runs):
-    trainer, _ = r1_zero.train(
-        "unit",
+    trainer = lk.GRPOTrainer(
         "tiny",
-        ["answer_match", "think_format"],
-        [1.0, 0.5],
-        1,
+        reward_funcs=["answer_match", "think_format", *r1_zero.METRICS],
+        reward_weights=[1.0, 0.5, 0.0, 0.0, 0.0],
+        task="scratchpad",
+        max_steps=1,
         max_completion_length=8,
         prompts_per_step=2,
+        save_steps=0,
     )
+    trainer.train(progress=False)
     m = trainer.log.metrics.iloc[0]
     s = trainer.log.samples
     want = s["rewards/answer_match"] + 0.5 * s["rewards/think_format"]
@@ -39,40 +46,17 @@ def test_weight_zero_metrics_do_not_change_the_reward(runs):
     assert {"rewards/well_formed/mean", "rewards/thinks/mean"} <= set(m.index)
 
 
-def table(acc=(0.2, 0.4), think=(0.5, 0.9), length=(30.0, 45.0)):
-    row = {
-        "accuracy before": acc[0],
-        "accuracy after": acc[1],
-        "think before": think[0],
-        "think after": think[1],
-        "length before": length[0],
-        "length after": length[1],
-    }
-    flat = {**row, "think after": 0.0, "think before": 0.0}
-    return pd.DataFrame(
-        [
-            {"run": "think + format", **row},
-            {"run": "think, acc only", **row},
-            {"run": "direct + format", **flat},
-        ]
-    ).set_index("run")
+def test_arms_are_valid_configs():
+    for arm in r1_zero.ARMS.values():
+        weights = [*arm["reward_weights"], 0.0, 0.0, 0.0]
+        GRPOConfig(**(r1_zero.SETUP | {"reward_weights": weights}))
+        assert arm["model"] in ("tiny-think", "tiny-direct")
 
 
-def test_verdict_reads_the_numbers():
-    assert "\nREPRODUCED (aha)" in r1_zero.verdict({"table": table()})
-    assert "NOT REPRODUCED (aha)" in r1_zero.verdict({"table": table(length=(45.0, 30.0))})
-    assert "NOT REPRODUCED (aha)" in r1_zero.verdict({"table": table(acc=(0.4, 0.3))})
-
-
-@pytest.mark.slow
-def test_rl_from_the_thinking_cold_start_thinks_more_and_longer(runs):
-    torch.set_num_threads(1)
-    before = r1_zero.heldout(*lk.load_policy("tiny-think"), n=100)
-    trainer, _ = r1_zero.train(
-        "think + format", "tiny-think", ["answer_match", "think_format"], [1.0, r1_zero.W_FORMAT], 8
-    )
-    after = r1_zero.heldout(trainer.model, trainer.tokenizer, n=100)
-    # measured (seed 0, 8 steps, 100 held-out prompts, T=1): think rate 0.49 -> 0.92, length
-    # 42.0 -> 60.1 chars; accuracy 0.49 -> 0.40 (down this early, so not asserted up; see lab 90)
-    assert after["think"] > before["think"] + 0.2
-    assert after["length"] > before["length"] + 5
+def test_every_claim_names_a_real_arm_and_summary_column():
+    columns = summary_columns()
+    for c in r1_zero.EXPERIMENT.claims:
+        assert c.arm in r1_zero.ARMS and c.baseline in (None, *r1_zero.ARMS), c.key
+        assert c.metric in columns, c.key
+    assert set(r1_zero.EXPERIMENT.live["arms"]) <= set(r1_zero.ARMS)
+    assert len(r1_zero.EXPERIMENT.seeds) >= 5

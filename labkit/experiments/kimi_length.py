@@ -26,7 +26,8 @@ import torch
 
 from labkit.algos.dpo import DPOTrainer
 from labkit.algos.pairs import rank_pairs
-from labkit.experiments.r1_zero import SETUP, heldout, train
+from labkit.experiments.r1_zero import SETUP, heldout
+from labkit.experiments.r1_zero import single_run as train
 from labkit.models.policy import load_policy
 from labkit.models.rollout import rollout
 from labkit.tasks import get_task

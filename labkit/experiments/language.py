@@ -19,7 +19,8 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from labkit.experiments.r1_zero import W_FORMAT, heldout, slope, train
+from labkit.experiments.r1_zero import W_FORMAT, heldout, slope
+from labkit.experiments.r1_zero import single_run as train
 from labkit.models.policy import load_policy
 
 CLAIM = (

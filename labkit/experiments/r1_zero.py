@@ -7,13 +7,17 @@ makes R1-Zero's responses grow longer as its accuracy grows: it learns to think 
 
 The toy (``scratchpad`` task: the sum of five digits): the cold starts ``tiny-think`` (SFT,
 half the targets think first) and ``tiny-direct`` (direct answers only) from
-``scripts/make_scratchpad_checkpoint.py``. Three GRPO runs from the same seed and budget:
+``scripts/make_scratchpad_checkpoint.py``. Three arms, each run on the same seeds and budget:
   think + format   tiny-think, r = answer_match + w_f think_format       (R1-Zero's recipe)
   think, acc only  tiny-think, r = answer_match                         (the format reward's role)
   direct + format  tiny-direct, r = answer_match + w_f think_format     (a start that never thinks)
 Per-sample metrics are logged as rewards of weight 0 (``well_formed``, ``thinks``, ``mixed``), so
 ``rewards/<name>/mean`` is their rate in the training batch. Held-out numbers are sampled at
-temperature 1 on held-out prompts, before and after RL.
+temperature 1 on held-out prompts, before and after RL, with the run's seed.
+
+Departure: a correct thought has a fixed length here (four running sums of one-digit operands),
+so "length grows" can only show up as a switch from direct answers to thinking; a task whose
+thoughts lengthen with difficulty is needed for ever-longer thoughts.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ import time
 
 import numpy as np
 import pandas as pd
-import torch
 
 from labkit.algos.grpo import GRPOTrainer
+from labkit.experiments.arms import grpo_run
+from labkit.experiments.claims import Claim
+from labkit.experiments.harness import Experiment, Outcome
 from labkit.models.policy import load_policy
 from labkit.rewards.reasoning import think_format
 from labkit.runs.evaluate import probe
@@ -52,6 +58,8 @@ SETUP = {
     "reward_runtime": "inline",
 }
 """The GRPO setup shared by labs 90-92."""
+HELDOUT = {"full": 300, "fast": 32}
+"""Held-out prompts per probe, one sample each at T = 1 (s.e. of a rate <= 0.029 at 300)."""
 
 
 def well_formed(completions: list[str], **kwargs) -> list[float]:
@@ -86,40 +94,15 @@ def mixed(completions: list[str], **kwargs) -> list[float | None]:
 
 METRICS = [well_formed, thinks, mixed]
 """Logged every step with weight 0: ``rewards/well_formed/mean`` etc."""
-
-
-def train(
-    name: str,
-    model: str,
-    rewards: list,
-    weights: list[float],
-    steps: int,
-    seed: int = 0,
-    progress: bool = False,
-    prefix: str = "lab90-",
-    **config,
-):
-    """One GRPO run on ``scratchpad`` with ``rewards`` (+ the weight-0 ``METRICS``):
-    (trainer, seconds). The log goes to ``runs/<prefix><slug of name>``."""
-    t0 = time.perf_counter()
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    trainer = GRPOTrainer(
-        model,
-        reward_funcs=list(rewards) + METRICS,
-        task="scratchpad",
-        seed=seed,
-        track_kl=False,
-        run_name=prefix + slug,
-        save_steps=0,
-        **(
-            SETUP
-            | {"max_steps": steps, "reward_weights": list(weights) + [0.0] * len(METRICS)}
-            | config
-        ),
-    )
-    trainer.algorithm = name
-    trainer.train(progress=progress)
-    return trainer, time.perf_counter() - t0
+CURVES = (
+    "accuracy",
+    "rewards/well_formed/mean",
+    "rewards/thinks/mean",
+    "rewards/mixed/mean",
+    "len/mean",
+    "len/correct",
+)
+"""The training-batch metrics labs 90-92 draw."""
 
 
 def heldout(model, tokenizer, n: int = 200, seed: int = 0) -> dict:
@@ -150,42 +133,6 @@ def heldout(model, tokenizer, n: int = 200, seed: int = 0) -> dict:
     }
 
 
-VARIANTS = {
-    "think + format": ("tiny-think", [1.0, W_FORMAT]),
-    "think, acc only": ("tiny-think", [1.0, 0.0]),
-    "direct + format": ("tiny-direct", [1.0, W_FORMAT]),
-}
-"""name -> (cold start, weights of [answer_match, think_format])."""
-
-
-def run(
-    fast: bool = False,
-    seed: int = 0,
-    steps: int | None = None,
-    n_eval: int | None = None,
-    progress: bool = True,
-) -> dict:
-    """The three ``VARIANTS`` from the same seed and budget (full 60 steps, fast 8), with
-    held-out stats before and after. Returns ``{"runs", "table", "config"}``."""
-    torch.set_num_threads(1)
-    steps, n_eval = steps or (8 if fast else 60), n_eval or (100 if fast else 300)
-    runs, rows, before = {}, [], {}
-    for name, (start, weights) in VARIANTS.items():
-        if start not in before:
-            before[start] = heldout(*load_policy(start), n=n_eval, seed=seed)
-        trainer, secs = train(
-            name, start, ["answer_match", "think_format"], weights, steps, seed, progress
-        )
-        runs[name] = trainer.log
-        after = heldout(trainer.model, trainer.tokenizer, n=n_eval, seed=seed)
-        rows.append(table_row(name, before[start], after, trainer.log.metrics, secs))
-    return {
-        "runs": runs,
-        "table": pd.DataFrame(rows).set_index("run"),
-        "config": {"steps": steps, "seed": seed, "n_eval": n_eval, **SETUP},
-    }
-
-
 def slope(metrics: pd.DataFrame, key: str) -> float:
     """Least-squares slope of ``key`` over ``step``, NaN steps skipped.
 
@@ -196,44 +143,135 @@ def slope(metrics: pd.DataFrame, key: str) -> float:
     return float(np.polyfit(m["step"], m[key], 1)[0]) if len(m) > 1 else float("nan")
 
 
-def table_row(name: str, before: dict, after: dict, metrics: pd.DataFrame, secs: float) -> dict:
-    """One run's row: held-out before -> after, and the training batch's slopes per step."""
-    row = {"run": name}
-    for k in ("accuracy", "think", "length", "length correct", "well_formed", "mixed"):
-        row[f"{k} before"], row[f"{k} after"] = before[k], after[k]
-    row["slope len/mean"] = slope(metrics, "len/mean")
-    row["slope accuracy"] = slope(metrics, "accuracy")
-    row["seconds"] = secs
-    return row
+def before_after(before: dict, after: dict, keys=("accuracy", "think", "length")) -> dict:
+    """Held-out ``<key> before``, ``<key> after`` and ``<key> gain`` (after - before), plus
+    every other held-out stat after RL.
+
+    >>> before_after({"accuracy": 0.5}, {"accuracy": 0.75, "mixed": 0.1}, ["accuracy"])
+    {'accuracy before': 0.5, 'accuracy after': 0.75, 'accuracy gain': 0.25, 'mixed': 0.1}
+    """
+    out = {}
+    for k in keys:
+        out |= {f"{k} before": before[k], f"{k} after": after[k], f"{k} gain": after[k] - before[k]}
+    return out | {k: v for k, v in after.items() if k not in keys}
 
 
-def verdict(results: dict) -> str:
-    """Plain words with the numbers: length grows with accuracy from the thinking start, not
-    from the direct one; what the format reward adds to thinking."""
-    t = results["table"]
-    r, a, d = t.loc["think + format"], t.loc["think, acc only"], t.loc["direct + format"]
-    acc_up = r["accuracy after"] > r["accuracy before"]
-    len_up = r["length after"] > r["length before"] and r["think after"] > r["think before"]
-    lines = [
-        (
-            f"think + format (held-out, T=1): accuracy {r['accuracy before']:.3f} -> "
-            f"{r['accuracy after']:.3f}, think rate {r['think before']:.3f} -> "
-            f"{r['think after']:.3f}, length {r['length before']:.1f} -> {r['length after']:.1f} "
-            "chars."
+ARMS = {
+    "think + format": {"model": "tiny-think", "reward_weights": [1.0, W_FORMAT]},
+    "think, acc only": {"model": "tiny-think", "reward_weights": [1.0, 0.0]},
+    "direct + format": {"model": "tiny-direct", "reward_weights": [1.0, W_FORMAT]},
+}
+"""Arm -> cold start and the weights of ``[answer_match, think_format]``."""
+
+
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed: GRPO on ``scratchpad`` from the arm's cold start (``SETUP``, the
+    weight-0 ``METRICS`` logged), held-out stats before and after, and the training batch's
+    length slope over the second half of the run."""
+    n = HELDOUT["fast" if fast else "full"]
+    before = heldout(*load_policy(settings["model"]), n=n, seed=seed)
+    trainer = grpo_run(
+        settings["model"],
+        {"reward_weights": [*settings["reward_weights"], *[0.0] * len(METRICS)]},
+        seed=seed,
+        steps=steps,
+        run_name=run_name,
+        tick=tick,
+        reward_funcs=["answer_match", "think_format", *METRICS],
+        task="scratchpad",
+        track_kl=False,
+        save_steps=max(1, steps // 3),
+        **SETUP,
+    )
+    m = trainer.log.metrics
+    after = heldout(trainer.model, trainer.tokenizer, n=n, seed=seed)
+    late = m[m["step"] > steps / 2]
+    summary = before_after(before, after) | {"len/mean slope (2nd half)": slope(late, "len/mean")}
+    trainer.log.close()  # the run is done: its folder is free for a later resume
+    return Outcome(summary, m)
+
+
+def single_run(
+    name: str,
+    model: str,
+    rewards: list,
+    weights: list[float],
+    steps: int,
+    seed: int = 0,
+    progress: bool = False,
+    prefix: str = "lab90-",
+    **config,
+):
+    """One GRPO run on ``scratchpad`` with ``rewards`` (+ the weight-0 ``METRICS``), outside the
+    harness: (trainer, seconds), logged to ``runs/<prefix><slug of name>``. Labs 91 and 92 run
+    their arms through it until they move onto the harness."""
+    t0 = time.perf_counter()
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    trainer = GRPOTrainer(
+        model,
+        reward_funcs=list(rewards) + METRICS,
+        task="scratchpad",
+        seed=seed,
+        track_kl=False,
+        run_name=prefix + slug,
+        save_steps=0,
+        **(
+            SETUP
+            | {"max_steps": steps, "reward_weights": list(weights) + [0.0] * len(METRICS)}
+            | config
         ),
-        (
-            "REPRODUCED (aha): accuracy and response length (thinking) grow together."
-            if acc_up and len_up
-            else f"NOT REPRODUCED (aha): accuracy up: {acc_up}, thinking and length up: {len_up}."
+    )
+    trainer.algorithm = name
+    trainer.train(progress=progress)
+    return trainer, time.perf_counter() - t0
+
+
+SOURCE = "DeepSeek-R1 (DeepSeek-AI 2025, arXiv 2501.12948)"
+RECIPE = "think + format"
+FIXED_LENGTH = (
+    "A correct thought has a fixed length on this task (four running sums), so length can grow "
+    "only by switching from direct answers to thinking; ever-longer thoughts need a task whose "
+    "thoughts lengthen with difficulty."
+)
+EXPERIMENT = Experiment(
+    name="r1_zero",
+    lab="90_r1_zero_aha",
+    arms=ARMS,
+    train=train,
+    steps=60,
+    curves=CURVES,
+    claims=(
+        Claim(
+            "accuracy",
+            "RL with accuracy + format rewards raises accuracy",
+            f"{SOURCE} sec. 2.2.4, fig. 2",
+            metric="accuracy gain",
+            arm=RECIPE,
+            note="Held-out accuracy after RL minus the cold start's, same probe seed.",
         ),
-        (
-            f"direct + format: accuracy {d['accuracy before']:.3f} -> {d['accuracy after']:.3f}, "
-            f"think rate {d['think before']:.3f} -> {d['think after']:.3f}, length "
-            f"{d['length before']:.1f} -> {d['length after']:.1f}."
+        Claim(
+            "thinking",
+            "the model learns by itself to think (more of its answers think)",
+            f"{SOURCE} sec. 2.2.4",
+            metric="think gain",
+            arm=RECIPE,
         ),
-        (
-            f"think, acc only: accuracy -> {a['accuracy after']:.3f}, think rate -> "
-            f"{a['think after']:.3f} (with the format reward: {r['think after']:.3f})."
+        Claim(
+            "length",
+            "response length grows with accuracy under RL",
+            f"{SOURCE} sec. 2.2.4, fig. 3",
+            metric="length gain",
+            arm=RECIPE,
+            note=FIXED_LENGTH,
         ),
-    ]
-    return "\n".join(lines)
+        Claim(
+            "steady",
+            "response length keeps growing through training",
+            f"{SOURCE} sec. 2.2.4, fig. 3",
+            metric="len/mean slope (2nd half)",
+            arm=RECIPE,
+            note="Training-batch length (tokens) per step over the second half. " + FIXED_LENGTH,
+        ),
+    ),
+    live={"arms": ["think + format", "direct + format"], "seeds": (0, 1), "steps": 40},
+)
