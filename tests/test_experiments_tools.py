@@ -1,52 +1,73 @@
-"""Lab 60 (labkit.experiments.tools): the verdict reads the directions from the probes, and the
-directions the runs showed hold on a fixed seed (short runs of the lab's configuration)."""
+"""Lab 60 (labkit.experiments.tools): held-out episodes in equal shares per level, the env-token
+weight read from a run log, a run that resumes from its checkpoint with its environment found
+from its task, and each claim judged on an arm and a summary column the experiment produces.
+The runs: the lab's live cell in fast mode and the stored result."""
 
+import pandas as pd
 import pytest
 import torch
 
+from labkit.envs import CalcTask, Calculator, GuessNumber, GuessTask, tool_reward
+from labkit.envs.calculator import LEVELS, level
 from labkit.experiments import tools
 
 torch.set_num_threads(1)
 
 
-def fake(acc, calls, turns):
-    """A result dict with calculator accuracy / call rate per level and guess turns."""
-
-    def calc(a, c):
-        return {
-            "accuracy": a,
-            "call_rate": sum(c) / 3,
-            **{f"acc/{lv}": a for lv in tools.LEVELS},
-            **{f"calls/{lv}": x for lv, x in zip(tools.LEVELS, c)},
-        }
-
-    def guess(t):
-        return {"accuracy": 0.9, "call_rate": 1.0, "turns": t, "reward": 0.5}
-
-    return {
-        "calculator": {"before": calc(acc[0], calls[0]), "after": calc(acc[1], calls[1])},
-        "guess": {"before": guess(turns[0]), "after": guess(turns[1])},
-    }
+def summary_columns() -> set[str]:
+    """What ``train`` puts in a summary for either environment."""
+    calc = ["accuracy", "call_rate", "call spread"] + [
+        f"{k}/{lv}" for k in ("acc", "calls") for lv in LEVELS
+    ]
+    keys = calc + ["turns", "reward"]
+    return (
+        {f"{k} {when}" for k in keys for when in ("before", "after")}
+        | {"accuracy gain", "call spread gain", "turns gain"}
+        | {"env-token weight (max)"}
+    )
 
 
-def test_verdict_reads_each_direction():
-    good = tools.verdict(fake((0.2, 0.6), ((0.5, 0.5, 0.5), (0.1, 0.8, 0.9)), (4.5, 3.9)))
-    assert good.count("REPRODUCED:") == 3 and "NOT" not in good
-    flat = tools.verdict(fake((0.2, 0.2), ((0.5, 0.5, 0.5), (0.1, 0.1, 0.1)), (4.5, 4.6)))
-    assert flat.count("NOT REPRODUCED") == 3
-    table = tools.table(fake((0.2, 0.6), ((0.5, 0.5, 0.5), (0.1, 0.8, 0.9)), (4.5, 3.9)))
-    row = table[(table["env"] == "guess") & (table["measure"] == "turns")].iloc[0]
-    assert row["change"] == pytest.approx(-0.6)
+def test_held_out_examples_share_the_levels_equally():
+    examples = tools.held_out(CalcTask(), 12)
+    assert [level(e.prompt) for e in examples[:3]] == list(LEVELS)
+    assert pd.Series([level(e.prompt) for e in examples]).value_counts().tolist() == [4, 4, 4]
 
 
-@pytest.mark.slow
-def test_the_directions_hold_on_a_fixed_seed():
-    """80 steps per environment, 96 held-out episodes per probe, seed 0: measured (see lab 60)
-    calculator accuracy 0.354 -> 0.844, call rate hard - easy +0.25 -> +0.53, guessing-game
-    turns 4.76 -> 4.46. The test asserts the three directions, not the values."""
-    res = tools.run(seed=0, steps=80, n=96, progress=False)
-    b, a = res["calculator"]["before"], res["calculator"]["after"]
-    assert a["accuracy"] > b["accuracy"]
-    assert a["calls/hard"] - a["calls/easy"] > b["calls/hard"] - b["calls/easy"]
-    assert res["guess"]["after"]["turns"] < res["guess"]["before"]["turns"]
-    assert tools.verdict(res).count("NOT REPRODUCED") == 0
+def test_env_weight_max_reads_only_environment_tokens():
+    t = pd.DataFrame(
+        {"env_mask": [[True, False], [False, True]], "weight": [[0.5, 0.0], [-0.2, 0.9]]}
+    )
+    assert tools.env_weight_max(t) == pytest.approx(0.2)  # the second row's env token leaks
+    assert pd.isna(tools.env_weight_max(t.assign(env_mask=[[True, True]] * 2)))
+
+
+def test_the_trainer_finds_its_environment_from_its_task():
+    for task, env, funcs in (
+        (CalcTask(), Calculator, [tool_reward]),
+        (GuessTask(), GuessNumber, []),
+    ):
+        tr = tools.ToolsTrainer(task=task, reward_funcs=funcs, prompts_per_step=2, save_steps=0)
+        assert tr.env_factory is env
+
+
+def test_a_killed_run_resumes_from_its_checkpoint(runs, monkeypatch):
+    """Two steps, then the same run asked for three: it resumes at step 2 (its checkpoint) with
+    only the task and reward functions passed again, and its log holds each step once."""
+    monkeypatch.setattr(
+        tools, "SETUP", {**tools.SETUP, "prompts_per_step": 2, "num_generations": 2}
+    )
+    kw = {"seed": 0, "fast": True, "run_name": "g", "tick": lambda done, total: None}
+    first = tools.train("guess", tools.ARMS["guess"], steps=2, **kw)
+    more = tools.train("guess", tools.ARMS["guess"], steps=3, **kw)
+    assert first.curves["step"].tolist() == [1, 2]
+    assert more.curves["step"].tolist() == [1, 2, 3]
+    assert [p.name for p in runs.iterdir()] == ["g"]  # resumed, not restarted beside it
+    assert more.summary["env-token weight (max)"] == 0.0
+
+
+def test_every_claim_names_a_real_arm_and_summary_column():
+    columns = summary_columns()
+    for c in tools.EXPERIMENT.claims:
+        assert c.arm in tools.ARMS and c.baseline in (None, *tools.ARMS), c.key
+        assert c.metric in columns, c.key
+    assert set(tools.EXPERIMENT.live["arms"]) <= set(tools.ARMS)

@@ -2,7 +2,7 @@
 gives it; the tool-call rate per difficulty before and after RL; turns per episode.
 
 They read the run log (``run.tokens``: per-token rows with ``env_mask``, ``loss_mask`` and
-``weight``; ``run.metrics``) or the table of :func:`labkit.experiments.tools.run`.
+``weight``; ``run.metrics``) or :func:`labkit.experiments.tools.level_table` of a result.
 """
 
 from __future__ import annotations
@@ -85,17 +85,29 @@ def episode_table(run, step: int | None = None, sample: int | None = None) -> pd
 
 def call_rate_by_level(table: pd.DataFrame) -> go.Figure:
     """Grouped bars: tool-call rate and accuracy per level, before and after RL (rows of
-    ``table`` indexed by ``(phase, level)`` with columns ``call_rate``, ``accuracy``)."""
+    ``table`` indexed by ``(phase, level)`` with columns ``call_rate``, ``accuracy`` and,
+    over seeds, the half-widths of their 95 % intervals ``± call_rate``, ``± accuracy``).
+
+    >>> t = pd.DataFrame({"phase": ["before", "after"], "level": ["easy"] * 2,
+    ...                   "call_rate": [.5, .3], "accuracy": [.4, .7]}).set_index(["phase", "level"])
+    >>> len(call_rate_by_level(t).data)
+    4
+    """
     fig = go.Figure()
     for (phase, col), dash in zip(
         [(p, c) for c in ("call_rate", "accuracy") for p in ("before", "after")], ["", "", "x", "x"]
     ):
         rows = table.loc[phase]
+        half = rows.get(f"± {col}")
         fig.add_bar(
-            x=list(rows.index), y=rows[col], name=f"{col} {phase}", marker_pattern_shape=dash
+            x=list(rows.index),
+            y=rows[col],
+            name=f"{col} {phase}",
+            marker_pattern_shape=dash,
+            error_y=None if half is None else {"type": "data", "array": list(half)},
         )
     fig.update_layout(
-        title="Calculator: when does the policy call the tool?",
+        title="Calculator: when does the policy call the tool? (mean over seeds, 95 % CI)",
         xaxis_title="difficulty",
         yaxis_title="fraction",
         barmode="group",
