@@ -1,7 +1,7 @@
 """Labs a teacher can open: in JupyterLab (headless Chromium, 1366 x 768), Run All on a lab that
 opens on its stored result draws its first figure before its "run it yourself" cell has
-trained anything (no run has logged a step yet); then every cell runs (fast mode) without an
-error. The seconds from Run All to the first figure go to runs/browser/labs.txt (the README
+trained anything (no run has logged a step yet), with no error shown up to then. The rest of the
+lab runs once, headless, in tests/test_notebooks.py. The seconds from Run All to the first figure go to runs/browser/labs.txt (the README
 quotes a quiet machine's; the aim is under 30 s); tests never assert wall time, so the wait
 for the figure only guards against a hang."""
 
@@ -11,9 +11,9 @@ import time
 
 import pytest
 from lab_server import ARGS, CHROMIUM, ROOT, TOKEN, serve
-from test_browser import ALL_RAN, ARTIFACTS, ERRORS, KERNEL_IDLE
+from test_browser import ARTIFACTS, ERRORS, KERNEL_IDLE
 
-LABS = ["77_dapo_ablation"]
+LABS = ["77_dapo_ablation", "90_r1_zero_aha", "60_tools_and_turns"]
 """Labs that open on a stored result (``lk.experiments.load``)."""
 FIRST_FIGURE = """() => document.querySelectorAll('.jp-OutputArea-output .js-plotly-plot').length"""
 RUN_ALL = "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); return 1; }"
@@ -44,7 +44,6 @@ def test_a_lab_draws_its_stored_result_within_30_seconds_of_run_all(name, tmp_pa
             first = time.monotonic() - t0
             trained = list((tmp_path / "runs").rglob("metrics.jsonl"))
             assert not trained, f"the first figure waited for training: {trained}"
-            page.wait_for_function(ALL_RAN, timeout=600_000, polling=500)
             assert page.evaluate(ERRORS) == []
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             with open(ARTIFACTS / "labs.txt", "a") as f:
