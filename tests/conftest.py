@@ -64,6 +64,10 @@ loaded once): under ``pytest -n`` (``--dist loadgroup``) each stays on one worke
 
 if os.environ.get("PYTEST_XDIST_WORKER"):  # one worker per core: one torch thread each
     torch.set_num_threads(1)
+    # and so for what a test starts (notebook kernels, scripts): one thread, and an experiment's
+    # runs in that process rather than in more worker processes (the cores are taken)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("LABKIT_WORKERS", "1")
 
 
 def pytest_collection_modifyitems(config, items):

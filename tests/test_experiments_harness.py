@@ -134,3 +134,14 @@ def test_a_killed_many_seed_run_resumes_every_seed_as_if_never_stopped(tmp_path,
     a, b = resumed.curves.sort_values(key), ref.curves.sort_values(key)
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
     pd.testing.assert_frame_equal(resumed.summaries, ref.summaries)
+
+
+def test_labkit_workers_caps_the_worker_processes(monkeypatch):
+    from labkit.experiments.pool import default_workers
+
+    monkeypatch.setenv("LABKIT_WORKERS", "1")
+    assert default_workers(8) == 1
+    monkeypatch.setenv("LABKIT_WORKERS", "3")
+    assert default_workers(8) == 3 and default_workers(2) == 2
+    monkeypatch.delenv("LABKIT_WORKERS")
+    assert default_workers(64) == (os.cpu_count() or 1)

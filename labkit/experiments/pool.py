@@ -39,8 +39,10 @@ class Job:
 
 
 def default_workers(jobs: int) -> int:
-    """One worker per core, no more than there are jobs."""
-    return max(1, min(jobs, os.cpu_count() or 1))
+    """One worker per core, or ``LABKIT_WORKERS`` of them (``1``: every job in this process),
+    no more than there are jobs."""
+    cap = int(os.environ.get("LABKIT_WORKERS") or 0) or os.cpu_count() or 1
+    return max(1, min(jobs, cap))
 
 
 def _init_worker(ticks) -> None:
