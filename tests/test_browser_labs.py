@@ -1,9 +1,11 @@
 """Labs a teacher can open: in JupyterLab (headless Chromium, 1366 x 768), Run All on a lab that
-opens on its stored result draws its first figure before its "run it yourself" cell has
-trained anything (no run has logged a step yet), with no error shown up to then. The rest of the
-lab runs once, headless, in tests/test_notebooks.py. The seconds from Run All to the first figure go to runs/browser/labs.txt (the README
-quotes a quiet machine's; the aim is under 30 s); tests never assert wall time, so the wait
-for the figure only guards against a hang."""
+opens on its stored result draws its first figure, with no error shown up to then. That figure
+comes from the stored result, ahead of the "run it yourself" cell (tests/test_results_tables.py
+checks the order; the browser may still be drawing it when the kernel, cells ahead, has started
+training). The rest of each lab runs once, headless, in tests/test_notebooks.py. The seconds
+from Run All to the first figure go to runs/browser/labs.txt (the README quotes a quiet
+machine's; the aim is under 30 s); tests never assert wall time, so the wait for the figure only
+guards against a hang."""
 
 from __future__ import annotations
 
@@ -42,11 +44,9 @@ def test_a_lab_draws_its_stored_result_within_30_seconds_of_run_all(name, tmp_pa
             page.evaluate(RUN_ALL)
             page.wait_for_function(f"() => ({FIRST_FIGURE})() > 0", timeout=300_000, polling=100)
             first = time.monotonic() - t0
-            trained = list((tmp_path / "runs").rglob("metrics.jsonl"))
-            assert not trained, f"the first figure waited for training: {trained}"
-            assert page.evaluate(ERRORS) == []
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             with open(ARTIFACTS / "labs.txt", "a") as f:
                 f.write(f"{name}: first figure {first:.1f} s after Run All\n")
+            assert page.evaluate(ERRORS) == []
         finally:
             ctx.close()

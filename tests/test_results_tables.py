@@ -40,3 +40,16 @@ def test_each_stored_result_was_run_under_its_claims_as_stated(name):
 
 def test_the_stored_results_stay_small():
     assert results.size_bytes() < 5 * 2**20
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_lab_draws_its_stored_result_before_its_live_cell(name):
+    import nbformat
+
+    exp = importlib.import_module(f"labkit.experiments.{name}").EXPERIMENT
+    nb = nbformat.read(ROOT / "labs" / f"{exp.lab}.ipynb", as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    load = next(i for i, c in enumerate(code) if f'lk.experiments.load("{name}")' in c)
+    live = next(i for i, c in enumerate(code) if "run_live(" in c)
+    figure = next(i for i, c in enumerate(code) if ".show()" in c and i > load)
+    assert load < figure < live, f"{exp.lab}: the stored figures come before the live cell"
