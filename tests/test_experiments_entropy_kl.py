@@ -1,5 +1,7 @@
 """Entropy and KL (labkit.experiments.entropy_kl): the entropy bonus against a hand computation,
-its wiring into GRPO's loss, and the directions the runs showed on a fixed seed."""
+its wiring into GRPO's loss, and the experiment's arms and claims. The runs themselves: the lab's
+live cell in fast mode (tests/test_notebooks.py) and the stored result
+(tests/test_results_tables.py)."""
 
 import math
 
@@ -7,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from labkit.algos.config import GRPOConfig
+from labkit.algos.config import GRPOConfig, PPOConfig
 from labkit.algos.grpo import GRPOTrainer
 from labkit.core import entropy_bonus, entropy_from_logits
 from labkit.experiments import entropy_kl
@@ -63,77 +65,39 @@ def test_grpo_loss_subtracts_c_h_times_the_logged_entropy():
     assert l1 - l0 == pytest.approx(-0.5 * m0["entropy"], abs=1e-5)
 
 
-def fake(entropy_last, kl, reward):
-    e = pd.DataFrame(
+def test_arms_are_valid_configs():
+    for arm, settings in entropy_kl.ARMS.items():
+        if arm in entropy_kl.KL_ARMS:
+            PPOConfig(**settings)
+        else:
+            cfg = entropy_kl.DRIFT | settings
+            GRPOConfig(**{k: v for k, v in cfg.items() if k != "reward_funcs"})
+    assert "max_steps" not in entropy_kl.DRIFT  # the run's steps set the schedule's length
+    assert entropy_kl.DRIFT["beta"] == 0.0  # so the plain arm is the sweep's beta = 0
+    assert set(entropy_kl.BETAS.values()) <= set(entropy_kl.ARMS)
+
+
+def test_every_claim_names_a_real_arm_and_summary_column():
+    columns = {
+        "entropy (first 10%)",
+        "entropy change",
+        "clip/ratio_high (run)",
+        "held-out accuracy",
+    } | {f"{c} (last 10%)" for c in entropy_kl.TAIL}
+    for c in entropy_kl.EXPERIMENT.claims:
+        assert c.arm in entropy_kl.ARMS and c.baseline in (None, *entropy_kl.ARMS), c.key
+        assert c.metric in columns, c.key
+    assert set(entropy_kl.EXPERIMENT.live["arms"]) <= set(entropy_kl.ARMS)
+
+
+def test_frontier_orders_the_sweep_by_beta():
+    s = pd.DataFrame(
         {
-            "arm": list(entropy_kl.ENTROPY_ARMS),
-            "entropy first": 0.33,
-            "entropy last": entropy_last,
-            "entropy sd": 0.01,
-            "heldout acc": 0.5,
+            "arm": ["beta 0.3", entropy_kl.BASE, "beta 0.3", "clip-higher, eps_high 0.28"],
+            "seed": [0, 0, 1, 0],
+            "kl/k3 (last 10%)": [0.1, 0.5, 0.3, 9.0],
         }
     )
-    b = pd.DataFrame(
-        {
-            "arm": [f"beta {x}" for x in entropy_kl.BETAS],
-            "kl/k3 last": kl,
-            "kl/k1 last": kl,
-            "reward last": reward,
-        }
-    )
-    p = pd.DataFrame(
-        {
-            "arm": list(entropy_kl.KL_ARMS),
-            "kl/k3 last": [0.1, 0.01, 0.02],
-            "reward last": [0.8, 0.7, 0.75],
-        }
-    )
-    return {
-        "entropy": e.set_index("arm"),
-        "beta": b.set_index("arm"),
-        "placement": p.set_index("arm"),
-    }
-
-
-def test_verdict_reads_the_tables():
-    ok = fake([0.2, 0.25, 0.3, 0.22], [0.2, 0.1, 0.05, 0.01, 0.0], [0.8, 0.8, 0.7, 0.6, 0.5])
-    lines = entropy_kl.verdict(ok).splitlines()
-    assert len(lines) == 8 and all(x.startswith("REPRODUCED") for x in lines)
-    bad = fake([0.2, 0.19, 0.3, 0.22], [0.2, 0.1, 0.15, 0.01, 0.0], [0.8, 0.8, 0.7, 0.6, 0.5])
-    v = entropy_kl.verdicts(bad).set_index("claim")["reproduced"]
-    assert v["clip-higher, eps_high 0.28 ends with higher entropy than GRPO"] == "not reproduced"
-    assert v["final KL falls as beta rises (kl/k3)"] == "not reproduced"
-
-
-@pytest.fixture(scope="module")
-def short_runs():
-    """20 steps of ``DRIFT`` (seed 0, 50 held-out prompts) per arm: the rows of the table."""
-    torch.set_num_threads(1)
-    arms = {
-        "base": {},
-        "clip-higher": {"epsilon_high": 0.28},
-        "bonus": {"entropy_coef": 0.05},
-        "beta 0.3": {"beta": 0.3},
-    }
-    return {
-        k: entropy_kl.train(GRPOTrainer, k, 20, 0, 50, **(entropy_kl.DRIFT | kw))[1]
-        for k, kw in arms.items()
-    }
-
-
-@pytest.mark.slow
-def test_entropy_falls_and_what_holds_it_on_a_fixed_seed(short_runs):
-    # measured (seed 0, 20 steps): entropy 0.352 -> 0.296 plain; 0.281 with clip-higher; 0.520
-    # with c_H = 0.05 (the bonus overshoots: entropy rises above the start, reward 0.276 vs
-    # 0.423). Clip-higher vs plain is not asserted: a rounding-level change of the forwards
-    # flips it, and in full mode it is higher on 1 of 3 seeds only (README: not reproduced).
-    b, bonus = short_runs["base"], short_runs["bonus"]
-    assert b["entropy last"] < b["entropy first"] - 0.05
-    assert bonus["entropy last"] > bonus["entropy first"] > b["entropy last"]
-    assert bonus["reward last"] < b["reward last"]
-
-
-@pytest.mark.slow
-def test_beta_keeps_pi_close_to_pi_ref_on_a_fixed_seed(short_runs):
-    # measured (seed 0, 20 steps): kl/k3 0.345 at beta 0, 0.117 at beta 0.3
-    assert short_runs["beta 0.3"]["kl/k3 last"] < 0.5 * short_runs["base"]["kl/k3 last"]
+    f = entropy_kl.frontier(s)
+    assert f["beta"].tolist() == [0.0, 0.3]
+    assert f["kl/k3 (last 10%)"].tolist() == pytest.approx([0.5, 0.2])
