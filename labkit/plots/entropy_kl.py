@@ -1,5 +1,5 @@
 """Figures for the entropy-and-KL lab (``labkit.experiments.entropy_kl``): the reward-vs-KL
-frontier of a beta sweep."""
+frontier of a beta sweep; ``arm_bars`` for lab 79's single-seed table."""
 
 from __future__ import annotations
 
@@ -46,5 +46,18 @@ def frontier_figure(
         yaxis_title="final reward",
         title="The reward-KL frontier of a beta sweep (means over seeds)",
         template="plotly_white",
+    )
+    return fig
+
+
+def arm_bars(table: pd.DataFrame, column: str, title: str = "") -> go.Figure:
+    """One bar per arm (the table's index) of ``column``.
+
+    >>> len(arm_bars(pd.DataFrame({"x": [1, 2]}, index=["a", "b"]), "x").data)
+    1
+    """
+    fig = go.Figure(go.Bar(x=list(table.index), y=table[column], name=column))
+    fig.update_layout(
+        yaxis_title=column, title=title or f"{column} by arm", template="plotly_white"
     )
     return fig
