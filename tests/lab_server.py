@@ -132,3 +132,23 @@ def serve(tmp_path: pathlib.Path, labs: list[pathlib.Path]):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@contextlib.contextmanager
+def chromium_page(tmp_path: pathlib.Path):
+    """A page of headless Chromium at 1366 x 768 (a fresh profile under ``tmp_path``), closed
+    when the block ends."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(
+            str(tmp_path / "chromium"),
+            executable_path=CHROMIUM,
+            args=ARGS,
+            headless=True,
+            viewport={"width": 1366, "height": 768},
+        )
+        try:
+            yield ctx.pages[0] if ctx.pages else ctx.new_page()
+        finally:
+            ctx.close()

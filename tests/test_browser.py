@@ -19,7 +19,7 @@ import shutil
 import time
 
 import pytest
-from lab_server import ARGS, CHROMIUM, ROOT, TOKEN, serve
+from lab_server import ROOT, TOKEN, chromium_page, serve
 
 ARTIFACTS = ROOT / "runs" / "browser"  # screenshots, not committed (runs/ is ignored)
 # typed line by line without leading spaces: the editor's auto-indent supplies them
@@ -142,19 +142,9 @@ def _type_reward(page) -> None:
 
 
 def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     shutil.rmtree(ARTIFACTS, ignore_errors=True)  # screenshots of this run only
-    with sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium"),
-            executable_path=CHROMIUM,
-            args=ARGS,
-            headless=True,
-            viewport={"width": 1366, "height": 768},
-        )
+    with chromium_page(tmp_path) as page:
         try:
-            page = ctx.pages[0] if ctx.pages else ctx.new_page()
             console = []  # the page's warnings and errors, printed if the test fails
             page.on(
                 "console",
@@ -240,5 +230,3 @@ def test_dashboard_and_reward_editor_in_jupyterlab(lab, tmp_path):
             _shot(page, "failure")
             print("browser console:", *console[-40:], sep="\n")
             raise
-        finally:
-            ctx.close()

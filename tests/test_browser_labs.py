@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from lab_server import ARGS, CHROMIUM, ROOT, TOKEN, serve
+from lab_server import ROOT, TOKEN, chromium_page, serve
 from test_browser import ARTIFACTS, ERRORS, KERNEL_IDLE
 
 LABS = ["77_dapo_ablation", "90_r1_zero_aha", "60_tools_and_turns"]
@@ -26,27 +26,17 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("name", LABS)
 def test_a_lab_draws_its_stored_result_within_30_seconds_of_run_all(name, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with serve(tmp_path, [ROOT / "labs" / f"{name}.ipynb"]) as base, sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium"),
-            executable_path=CHROMIUM,
-            args=ARGS,
-            headless=True,
-            viewport={"width": 1366, "height": 768},
-        )
-        try:
-            page = ctx.pages[0] if ctx.pages else ctx.new_page()
-            page.goto(f"{base}/lab/tree/{name}.ipynb?token={TOKEN}")
-            page.wait_for_function(KERNEL_IDLE, timeout=120_000)
-            t0 = time.monotonic()
-            page.evaluate(RUN_ALL)
-            page.wait_for_function(f"() => ({FIRST_FIGURE})() > 0", timeout=300_000, polling=100)
-            first = time.monotonic() - t0
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            with open(ARTIFACTS / "labs.txt", "a") as f:
-                f.write(f"{name}: first figure {first:.1f} s after Run All\n")
-            assert page.evaluate(ERRORS) == []
-        finally:
-            ctx.close()
+    with (
+        serve(tmp_path, [ROOT / "labs" / f"{name}.ipynb"]) as base,
+        chromium_page(tmp_path) as page,
+    ):
+        page.goto(f"{base}/lab/tree/{name}.ipynb?token={TOKEN}")
+        page.wait_for_function(KERNEL_IDLE, timeout=120_000)
+        t0 = time.monotonic()
+        page.evaluate(RUN_ALL)
+        page.wait_for_function(f"() => ({FIRST_FIGURE})() > 0", timeout=300_000, polling=100)
+        first = time.monotonic() - t0
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        with open(ARTIFACTS / "labs.txt", "a") as f:
+            f.write(f"{name}: first figure {first:.1f} s after Run All\n")
+        assert page.evaluate(ERRORS) == []
