@@ -16,6 +16,7 @@ import importlib
 import shlex
 import sys
 
+from labkit.experiments.pool import exit_on_sigterm
 from labkit.experiments.results import store
 
 
@@ -26,6 +27,7 @@ def main() -> None:
     ap.add_argument("--arms", nargs="+", help="default: every arm")
     ap.add_argument("--workers", type=int, help="processes, one thread each (default: cores)")
     args = ap.parse_args()
+    exit_on_sigterm()  # `kill` stops the worker processes too; the runs resume from checkpoints
     exp = importlib.import_module(f"labkit.experiments.{args.name}").EXPERIMENT
     result = exp.run(seeds=args.seeds, arms=args.arms, workers=args.workers)
     path = store(result, "python " + " ".join(shlex.quote(a) for a in sys.argv))

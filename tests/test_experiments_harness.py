@@ -5,6 +5,7 @@ killed mid-way resumes every seed from its own checkpoint, nothing lost or mixed
 import json
 import math
 import os
+import pathlib
 import signal
 import subprocess
 import sys
@@ -145,3 +146,44 @@ def test_labkit_workers_caps_the_worker_processes(monkeypatch):
     assert default_workers(8) == 3 and default_workers(2) == 2
     monkeypatch.delenv("LABKIT_WORKERS")
     assert default_workers(64) == (os.cpu_count() or 1)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except FileNotFoundError:
+        return False
+    return state != "Z"  # a zombie has exited
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_to_the_parent_stops_its_worker_processes(tmp_path):
+    code = (
+        "from labkit.experiments.pool import Job, exit_on_sigterm, run_jobs\n"
+        "import pool_jobs\n"
+        "exit_on_sigterm()\n"
+        f"jobs = [Job(pool_jobs.sleeper, {{'folder': {str(tmp_path)!r}, 'seconds': 120}}, str(i))"
+        " for i in range(2)]\n"
+        "run_jobs(jobs, workers=2, progress=False)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(pathlib.Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = [int(p.stem) for p in tmp_path.glob("*.pid")]
+        assert len(workers) == 2 and all(alive(w) for w in workers)
+        proc.send_signal(signal.SIGTERM)  # the parent only, as `kill <pid>` does
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+        deadline = time.monotonic() + 30
+        while any(alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(alive(w) for w in workers), "a worker outlived its parent"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)

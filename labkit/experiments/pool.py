@@ -19,6 +19,8 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import queue
+import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +45,13 @@ def default_workers(jobs: int) -> int:
     no more than there are jobs."""
     cap = int(os.environ.get("LABKIT_WORKERS") or 0) or os.cpu_count() or 1
     return max(1, min(jobs, cap))
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM (``kill``, a job scheduler's stop) exit this process the way Ctrl-C does,
+    so a running :func:`run_jobs` stops its workers too instead of leaving them to train on.
+    For scripts (``scripts/run_experiment.py``); a notebook's interrupt needs nothing."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def _init_worker(ticks) -> None:
@@ -103,19 +112,39 @@ def _run_pool(jobs: list[Job], workers: int, bar, on_tick, every: float) -> list
         with cf.ProcessPoolExecutor(
             workers, mp_context=ctx, initializer=_init_worker, initargs=(ticks,)
         ) as pool:
-            futures = [pool.submit(_run, i, j.fn, j.kwargs) for i, j in enumerate(jobs)]
+            try:
+                return _wait(pool, ticks, jobs, bar, on_tick, every)
+            except BaseException:  # an error, Ctrl-C, a kernel interrupt, SIGTERM: stop them all
+                _stop(pool)
+                raise
+
+
+def _wait(pool: cf.ProcessPoolExecutor, ticks, jobs: list[Job], bar, on_tick, every) -> list:
+    futures = [pool.submit(_run, i, j.fn, j.kwargs) for i, j in enumerate(jobs)]
+    last = time.monotonic()
+    while not all(f.done() for f in futures):
+        _drain(ticks, jobs, bar, timeout=0.2)
+        failed = next((f for f in futures if f.done() and f.exception()), None)
+        if failed is not None:  # one error is the answer
+            _result(failed, jobs[futures.index(failed)])
+        if on_tick is not None and time.monotonic() - last >= every:
+            on_tick()
             last = time.monotonic()
-            while not all(f.done() for f in futures):
-                _drain(ticks, jobs, bar, timeout=0.2)
-                failed = next((f for f in futures if f.done() and f.exception()), None)
-                if failed is not None:  # stop the others: one error is the answer
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    _result(failed, jobs[futures.index(failed)])
-                if on_tick is not None and time.monotonic() - last >= every:
-                    on_tick()
-                    last = time.monotonic()
-            _drain(ticks, jobs, bar, timeout=0)
-            return [_result(f, j) for f, j in zip(futures, jobs)]
+    _drain(ticks, jobs, bar, timeout=0)
+    return [_result(f, j) for f, j in zip(futures, jobs)]
+
+
+def _stop(pool: cf.ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the workers: a running job cannot be
+    cancelled, and ``shutdown`` alone would wait for it (or, if this process is killed, leave
+    the workers training on with no one to read their results). A killed run resumes from its
+    last checkpoint."""
+    processes = list((pool._processes or {}).values())  # no public handle; taken before shutdown
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        p.terminate()
+    for p in processes:
+        p.join(timeout=10)
 
 
 def _drain(ticks, jobs: list[Job], bar, timeout: float) -> None:
