@@ -1,6 +1,7 @@
-"""AlphaZero on tic-tac-toe: PUCT on a hand-made node, the value target's sign, the backup's
-sign, the board symmetries, the exact position set, and (slow) a trained network that does not
-lose to a random player on the seeds of the stored runs."""
+"""AlphaZero on tic-tac-toe: PUCT on a hand-made node, the loss and its gradient in closed form,
+the value target's sign, the search finding a win in one and the block, the board symmetries,
+the exact position set, and (slow) self-play training that improves the network on a fixed
+seed."""
 
 import math
 
@@ -21,7 +22,7 @@ from labkit.classic.alphazero import (
 from labkit.classic.mcts import EMPTY, legal, minimax, play, to_move, winner
 from labkit.classic.self_play import (
     AlphaZeroConfig,
-    alphazero_player,
+    alphazero_loss,
     augment,
     match,
     positions,
@@ -45,6 +46,19 @@ def test_puct_selection_on_a_hand_made_node():
     assert node.select(legal_mask, c_puct=0.1) == 1  # small c: the best Q (0.786 vs 0.607, 0.18)
     legal_mask[2] = False
     assert node.select(legal_mask, c_puct=1.0) == 1  # illegal moves are never picked
+
+
+def test_alphazero_loss_and_its_gradient_in_closed_form():
+    logits = torch.tensor([[1.0, 0.0, -1.0] + [0.0] * 6], requires_grad=True)
+    v = torch.tensor([0.2], requires_grad=True)
+    pi, z = torch.tensor([[0.5, 0.25, 0.25] + [0.0] * 6]), torch.tensor([-1.0])
+    loss, stats = alphazero_loss(logits, v, pi, z)
+    p = torch.softmax(logits.detach(), -1)
+    assert stats["loss/value"].item() == pytest.approx(1.2**2)  # (z - v)^2
+    assert stats["loss/policy"].item() == pytest.approx(-(pi * p.log()).sum().item())
+    loss.backward()
+    torch.testing.assert_close(logits.grad, p - pi)  # d(-pi^T log softmax)/d logits = p - pi
+    torch.testing.assert_close(v.grad, torch.tensor([2 * 1.2]))  # d(z - v)^2/dv = -2 (z - v)
 
 
 def test_value_target_flips_sign_with_the_player_to_move():
@@ -101,9 +115,8 @@ def test_match_scores_wins_draws_and_losses():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [0, 1])
-def test_the_trained_network_does_not_lose_to_random(seed):
-    net, st = train_alphazero(AlphaZeroConfig(seed=seed))  # the stored runs' configuration
+def test_self_play_training_improves_the_network():
+    _, st = train_alphazero(AlphaZeroConfig(iterations=10, seed=0))
     assert st["optimal move rate"][-1] > st["optimal move rate"][0] + 0.1
-    r = match(alphazero_player(net, 32), "random", 20, np.random.default_rng(seed))
-    assert r["losses"] == 0 and r["wins"] >= 15
+    assert st["value error"][-1] < st["value error"][0] - 0.05
+    assert st["positions"][0] == 0 < st["positions"][1] <= st["positions"][-1]  # 8 per record

@@ -1,15 +1,16 @@
-"""Double DQN's target and the dueling head against hand-computed cases; the maximization-bias
-chain's exact values; Double DQN and dueling still solve the gridworld."""
+"""Double DQN's target and the dueling head against hand-computed cases and identities; an update
+bootstraps from the target the config names; the maximization-bias chain's exact values and the
+max estimator's closed-form bias; (slow) Double DQN with the dueling head still learns Q*."""
 
 import numpy as np
 import pytest
 import torch
 
-from labkit.classic import DQNConfig, dqn_loss, greedy_return, gridworld, q_table, train_dqn
+from labkit.classic import DQNConfig, dqn_loss, gridworld, train_dqn
 from labkit.classic.dp import value_iteration
-from labkit.classic.dqn import dqn_target, q_network
+from labkit.classic.dqn import _update, dqn_target, q_network
 from labkit.classic.dueling import DuelingQNetwork, dueling_q, split_q
-from labkit.classic.overestimation import goes_left, maximization_bias
+from labkit.classic.overestimation import goes_left, max_bias, maximization_bias
 
 
 def test_double_dqn_target_against_a_hand_computed_case():
@@ -31,10 +32,12 @@ def test_double_target_never_exceeds_dqn_target_and_equals_it_when_the_networks_
     g = torch.Generator().manual_seed(0)
     q_next, online = torch.randn(64, 5, generator=g), torch.randn(64, 5, generator=g)
     r, done = torch.randn(64, generator=g), (torch.rand(64, generator=g) < 0.2).float()
-    dqn, double = dqn_target(r, done, q_next, 0.9), dqn_target(r, done, q_next, 0.9, online)
+    dqn = dqn_target(r, done, q_next, 0.9)
+    double = dqn_target(r, done, q_next, 0.9, q_next_online=online)
     assert (double <= dqn).all() and (double < dqn).any()  # Q^-(s', argmax Q) <= max Q^-
     assert (double == dqn)[done == 1].all()  # a terminal transition bootstraps nothing
-    torch.testing.assert_close(dqn_target(r, done, q_next, 0.9, q_next), dqn)  # theta = theta^-
+    same = dqn_target(r, done, q_next, 0.9, q_next_online=q_next)  # theta = theta^-
+    torch.testing.assert_close(same, dqn)
 
 
 def test_config_rejects_unknown_variants():
@@ -92,10 +95,40 @@ def test_maximization_bias_chain_values():
     assert not goes_left(Q) and goes_left(Q + np.eye(6, 10)[:, ::-1])  # a bump on action 9
 
 
-def test_double_and_dueling_dqn_solve_the_gridworld():
+def test_an_update_bootstraps_from_the_target_the_config_names():
+    def table(rows):  # net(one-hot s) = rows[s]: one linear layer on the one-hot state
+        layer = torch.nn.Linear(3, 2, bias=False)
+        with torch.no_grad():
+            layer.weight.copy_(torch.tensor(rows).T)
+        return layer
+
+    online = [[0.0, 0.0], [0.0, 0.0], [5.0, 1.0]]  # theta: a' = argmax Q(s'=2, .) = 0
+    target = [[0.0, 0.0], [0.0, 0.0], [2.0, 4.0]]  # theta^-: values a' = 0 at 2, its max is 4
+    batch = np.array([[0, 1, 1.0, 2, 0]])  # (s, a, r, s', done): Q(0, 1; theta) = 0
+    for kind, y in (("dqn", 1 + 0.5 * 4), ("double", 1 + 0.5 * 2)):
+        net = table(online)
+        opt = torch.optim.SGD(net.parameters(), lr=0.0)
+        out = _update(
+            net, table(target), opt, batch, DQNConfig(gamma=0.5, target=kind), torch.eye(3)
+        )
+        assert out["loss"] == pytest.approx(y**2), kind
+
+
+def test_the_max_of_sample_means_is_biased_up_and_the_double_estimator_is_not():
+    rng = np.random.default_rng(0)
+    b = max_bias(np.zeros(2), sigma=1.0, n=8, trials=200_000, rng=rng)
+    # two equal arms, sample means N(0, s^2), s = 1 / sqrt(8): E[max] = s / sqrt(pi)
+    assert b["single"] == pytest.approx(1 / np.sqrt(8 * np.pi), abs=0.005)
+    assert b["double"] == pytest.approx(0.0, abs=0.005)
+    b = max_bias(np.array([0.0, -0.1, -0.2]), sigma=1.0, n=8, trials=200_000, rng=rng)
+    assert b["single"] > 0.05 and b["double"] < -0.02  # unequal means: double underestimates
+
+
+@pytest.mark.slow
+def test_double_dqn_with_the_dueling_head_learns_q_star():
     grid = gridworld()
-    V, Q_star, _, _ = value_iteration(grid, 0.9)
-    net, stats = train_dqn(grid, DQNConfig(seed=0, target="double", head="dueling"), Q_star)
-    assert greedy_return(grid, q_table(net, 25), 0.9) == pytest.approx(V[0], abs=1e-9)
+    _, Q_star, _, _ = value_iteration(grid, 0.9)
+    cfg = DQNConfig(seed=0, target="double", head="dueling", total_timesteps=2000)
+    _, stats = train_dqn(grid, cfg, Q_star)
     assert stats["q_error"][-1] < 0.5 * stats["q_error"][0]
     assert len(stats["max_q_bias"]) == len(stats["Q"]) == len(stats["eval_step"])

@@ -33,6 +33,7 @@ def test_a_short_run_and_the_claims_find_their_columns(tmp_path, monkeypatch):
         == s["return (mean policy, last 10%)"] - out.curves["return (mean policy)"].iloc[0]
     )
     assert s["gap to optimum (last 10%)"] > 0  # J* is never beaten
+    assert out.curves["critic loss"].isna().all()  # plain REINFORCE trains no critic
     for c in gaussian_pg.EXPERIMENT.claims:
         assert c.arm in gaussian_pg.ARMS and c.baseline in (None, *gaussian_pg.ARMS), c.key
         assert c.metric in s, c.key

@@ -12,9 +12,12 @@ loop with UCB and random playouts; here each simulation does
                 at every ply), Q = W / N
 
 and the move is drawn from pi(a|s) ~ N(s, a)^(1/tau). Boards are ``labkit.classic.mcts``'s
-(9 cells, 1 = X, -1 = O). Departures: N(s) in U is 1 + sum_b N(s, b) (with the bare sum every U
-is 0 at a node's first visit and the first legal move would win the tie; the +1 lets the prior
-decide); the tree is keyed by board, so transpositions share statistics.
+(9 cells, 1 = X, -1 = O). Departures: N(s) in U is 1 + sum_b N(s, b), the visit that expanded
+s counted too, as the published pseudocode counts every node below the root (with the bare sum
+every U is 0 at a node's first selection and the first legal move would win the tie, whatever
+the prior), here the root too; c_puct is a constant (the pseudocode's grows with N(s) as
+log((1 + N(s) + 19652) / 19652) + 1.25, flat at these counts); the tree is keyed by board, so
+transpositions share statistics.
 Shape letters: B batch, 9 cells (the actions).
 """
 
@@ -128,6 +131,7 @@ def search(
     evaluate: Evaluator,
     n_simulations: int,
     c_puct: float = 1.5,
+    *,
     noise: tuple[float, float] | None = None,
     rng: np.random.Generator | None = None,
 ) -> np.ndarray:
@@ -142,26 +146,34 @@ def search(
     """
     p, _ = evaluate(board)
     if noise is not None:
+        if rng is None:
+            raise ValueError("noise=(alpha, eps) needs rng, a numpy Generator for Dir(alpha)")
         alpha, eps = noise
         eta = np.zeros(9)
         eta[legal(board)] = rng.dirichlet([alpha] * len(legal(board)))
         p = (1 - eps) * p + eps * eta
     tree = {board: Node(p)}
     for _ in range(n_simulations):
-        path, s = [], board
-        while True:
-            if not legal(s):  # a finished game: its result for the player to move
-                v = winner(s) * to_move(s)
-                break
-            if s not in tree:  # expansion and evaluation
-                p, v = evaluate(s)
-                tree[s] = Node(p)
-                break
-            a = tree[s].select(np.asarray(s) == 0, c_puct)
-            path.append((s, a))
-            s = play(s, a)
-        for s_, a in reversed(path):  # backup: the edge's value is for the player who moves
-            v = -v
-            tree[s_].N[a] += 1
-            tree[s_].W[a] += v
+        _simulate(tree, board, evaluate, c_puct)
     return tree[board].N
+
+
+def _simulate(tree: dict, board: tuple[int, ...], evaluate: Evaluator, c_puct: float) -> None:
+    """One simulation from ``board``: select down ``tree`` by PUCT, expand and evaluate the new
+    leaf (or score the finished game), back the value up the path."""
+    path, s = [], board
+    while True:
+        if not legal(s):  # a finished game: its result for the player to move
+            v = winner(s) * to_move(s)
+            break
+        if s not in tree:  # expansion and evaluation
+            p, v = evaluate(s)
+            tree[s] = Node(p)
+            break
+        a = tree[s].select(np.asarray(s) == 0, c_puct)
+        path.append((s, a))
+        s = play(s, a)
+    for s_, a in reversed(path):  # backup: the edge's value is for the player who moves at s_
+        v = -v
+        tree[s_].N[a] += 1
+        tree[s_].W[a] += v

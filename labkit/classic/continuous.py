@@ -153,20 +153,33 @@ def train_gaussian_pg(
     stats = {k: [] for k in ("return", "eval_return", "sigma", "entropy", "critic_loss")}
     stats["optimal_return"] = optimal_return(cfg.horizon, cfg.rho)
     for it in range(1, cfg.iterations + 1):
-        obs, acts, rews = rollout(policy, cfg, gen)  # [B, T, 2], [B, T, 1], [B, T]
-        values = V(obs)[..., 0]  # [B, T]
-        adv, target = advantage(cfg, rews, values.detach())
-        logp = policy.log_prob(obs.flatten(0, 1), acts.flatten(0, 1)).view_as(rews)  # [B, T]
-        loss = -(logp * adv.detach()).sum(1).mean()  # -1/B sum_b sum_t log pi(a_t|s_t) A_t
-        opt.zero_grad(), loss.backward(), opt.step()
-        critic_loss = ((values - target.detach()) ** 2).mean()
-        if cfg.advantage != "reward_to_go":
-            opt_v.zero_grad(), critic_loss.backward(), opt_v.step()
-        stats["return"].append(float(rews.sum(1).mean()))
+        for k, v in _update(policy, V, (opt, opt_v), cfg, gen=gen).items():
+            stats[k].append(v)
         stats["eval_return"].append(mean_policy_return(policy, cfg.horizon, cfg.rho))
         stats["sigma"].append(float(policy.log_std.detach().exp()[0]))
         stats["entropy"].append(float(gaussian_entropy(policy.log_std.detach())))
-        stats["critic_loss"].append(float(critic_loss.detach()))
         if callback is not None:
             callback(it, stats)
     return policy, stats
+
+
+def _update(policy: GaussianPolicy, V, opts, cfg: GaussianPGConfig, *, gen) -> dict:
+    """B episodes, then one step on theta and one on phi: the batch's mean return and the
+    critic's loss (NaN for plain REINFORCE, which trains no V_phi)."""
+    opt, opt_v = opts
+    obs, acts, rews = rollout(policy, cfg, gen)  # [B, T, 2], [B, T, 1], [B, T]
+    values = V(obs)[..., 0]  # [B, T]
+    adv, target = advantage(cfg, rews, values.detach())  # [B, T], [B, T]
+    logp = policy.log_prob(obs.flatten(0, 1), acts.flatten(0, 1)).view_as(rews)  # [B, T]
+    loss = -(logp * adv.detach()).sum(1).mean()  # -1/B sum_b sum_t log pi(a_t|s_t) A_t
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    critic_loss = ((values - target.detach()) ** 2).mean()  # V_phi regressed on the target
+    if cfg.advantage == "reward_to_go":
+        critic_loss = torch.tensor(float("nan"))
+    else:
+        opt_v.zero_grad()
+        critic_loss.backward()
+        opt_v.step()
+    return {"return": float(rews.sum(1).mean()), "critic_loss": float(critic_loss.detach())}

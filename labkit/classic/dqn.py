@@ -78,7 +78,7 @@ class DQNConfig:
 
 
 def q_network(
-    n_states: int, n_actions: int, hidden: int = 64, device=None, head: str = "q"
+    n_states: int, n_actions: int, hidden: int = 64, device=None, *, head: str = "q"
 ) -> torch.nn.Module:
     """Q(s, .; theta): one-hot state [B, S] -> action values [B, A], built on ``device``;
     ``head="dueling"``: :class:`~labkit.classic.dueling.DuelingQNetwork` on the same trunk."""
@@ -113,6 +113,7 @@ def dqn_target(
     done: torch.Tensor,
     q_next: torch.Tensor,
     gamma: float,
+    *,
     q_next_online: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The TD target y [B] (no gradient):
@@ -123,15 +124,20 @@ def dqn_target(
     r, done: [B]; q_next: [B, A] Q(s', .; theta^-) (or theta); q_next_online: [B, A]
     Q(s', .; theta), given for Double DQN (van Hasselt, Guez & Silver 2016, 1509.06461, eq. 4).
 
-    >>> q_next, online = torch.tensor([[0., 4.]]), torch.tensor([[5., 3.]])
-    >>> dqn_target(torch.tensor([1.]), torch.tensor([0.]), q_next, 0.5).item()  # 1 + 0.5 * 4
+    >>> r, done = torch.tensor([1.]), torch.tensor([0.])
+    >>> q_next, online = torch.tensor([[0., 4.]]), torch.tensor([[5., 3.]])  # theta^-, theta
+    >>> dqn_target(r, done, q_next, 0.5).item()  # 1 + 0.5 * max(0, 4)
     3.0
-    >>> dqn_target(torch.tensor([1.]), torch.tensor([0.]), q_next, 0.5, online).item()  # a' = 0
+    >>> dqn_target(r, done, q_next, 0.5, q_next_online=online).item()  # a' = 0: 1 + 0.5 * 0
     1.0
     """
-    picker = q_next if q_next_online is None else q_next_online  # Double DQN: theta picks a'
-    a_next = picker.detach().argmax(-1, keepdim=True)  # [B, 1]
-    return r + gamma * (1.0 - done) * q_next.detach().gather(1, a_next).squeeze(1)  # [B]
+    q_next = q_next.detach()  # [B, A]
+    if q_next_online is None:  # DQN: theta^- both picks and values a'
+        v_next = q_next.max(-1).values  # [B]
+    else:  # Double DQN (van Hasselt et al. 2016, eq. 4): theta picks a', theta^- values it
+        a_next = q_next_online.detach().argmax(-1, keepdim=True)  # [B, 1]
+        v_next = q_next.gather(1, a_next).squeeze(1)  # [B]
+    return r + gamma * (1.0 - done) * v_next  # [B]
 
 
 def dqn_loss(
@@ -155,7 +161,7 @@ def dqn_loss(
     >>> loss.item(), stats["td_abs"]  # y = 1 + 0.5 * 4 = 3, Q(s, 1) = 2
     (1.0, 1.0)
     """
-    y = dqn_target(r, done, q_next, gamma, q_next_online)  # [B]
+    y = dqn_target(r, done, q_next, gamma, q_next_online=q_next_online)  # [B]
     q_sa = q.gather(1, a.long()[:, None]).squeeze(1)  # [B]
     td = y - q_sa  # [B]
     return (td**2).mean(), {"td_abs": td.abs().mean().item(), "q_mean": q_sa.mean().item()}
@@ -227,8 +233,8 @@ def train_dqn(
     rng = np.random.default_rng(cfg.seed)
     dev = resolve_device(device)
     eye = torch.eye(mdp.n_states, device=dev)  # [S, S] one-hot features
-    net = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev, cfg.head)
-    target = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev, cfg.head)
+    net = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev, head=cfg.head)
+    target = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev, head=cfg.head)
     target.load_state_dict(net.state_dict())
     opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate)
     D = ReplayBuffer(cfg.buffer_size if cfg.replay else 1)

@@ -42,9 +42,9 @@ def gaussian_entropy(log_std: torch.Tensor) -> torch.Tensor:
 
 
 class GaussianPolicy(torch.nn.Module):
-    """mu_theta(s): O -> hidden -> hidden -> D (tanh), and a free log-std [D] (one per action
-    dimension, not a function of s). The last layer starts at 0.01 x its default scale, so the
-    first policy is N(~0, sigma_0^2) everywhere.
+    """mu_theta(s): O -> hidden -> hidden -> D (tanh activations, an unbounded linear output),
+    and a free log-std [D] (one per action dimension, not a function of s). The last layer
+    starts at 0.01 x its default scale, so the first policy is N(~0, sigma_0^2) everywhere.
 
     >>> pi = GaussianPolicy(2, 1, hidden=8)
     >>> mu, log_std = pi(torch.zeros(3, 2)); mu.shape, log_std.shape
@@ -87,6 +87,7 @@ def score_function_gradient(
     log_std: torch.Tensor,
     reward,
     n: int,
+    *,
     generator: torch.Generator | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The REINFORCE estimate of grad J, J(mu, log_std) = E_{a ~ N(mu, sigma^2)}[reward(a)],
@@ -94,8 +95,9 @@ def score_function_gradient(
     gradients with respect to mu [D] and log_std [D].
 
     For reward(a) = -|a - c|^2 the exact gradient is (-2 (mu - c), -2 sigma^2):
-    >>> g_mu, g_ls = score_function_gradient(torch.zeros(1), torch.zeros(1),
-    ...     lambda a: -((a - 1.0) ** 2).sum(-1), n=200_000, generator=torch.Generator().manual_seed(0))
+    >>> reward, gen = lambda a: -((a - 1.0) ** 2).sum(-1), torch.Generator().manual_seed(0)
+    >>> g_mu, g_ls = score_function_gradient(torch.zeros(1), torch.zeros(1), reward, 200_000,
+    ...                                      generator=gen)
     >>> round(float(g_mu), 1), round(float(g_ls), 1)
     (2.0, -2.0)
     """

@@ -74,7 +74,7 @@ def self_play_game(evaluate: Evaluator, cfg: AlphaZeroConfig, rng: np.random.Gen
     board, history = EMPTY, []
     noise = (cfg.root_dirichlet_alpha, cfg.root_exploration_fraction)
     while legal(board):
-        N = search(board, evaluate, cfg.num_simulations, cfg.c_puct, noise, rng)  # [9]
+        N = search(board, evaluate, cfg.num_simulations, cfg.c_puct, noise=noise, rng=rng)  # [9]
         pi = N / N.sum()
         history.append((board, pi))
         a = rng.choice(9, p=pi) if len(history) <= cfg.temperature_moves else int(N.argmax())
@@ -98,14 +98,22 @@ def augment(records) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
-def alphazero_loss(net, x, pi, z) -> tuple[torch.Tensor, dict]:
-    """(z - v)^2 - pi^T log p, mean over the batch (the weight decay is the optimizer's).
-    x: [B, 27], pi: [B, 9], z: [B]."""
-    logits, v = net(x)  # [B, 9], [B]
-    value_loss = ((z - v) ** 2).mean()
-    policy_loss = -(pi * torch.log_softmax(logits, -1)).sum(-1).mean()
-    loss = value_loss + policy_loss
-    return loss, {"loss/value": value_loss.item(), "loss/policy": policy_loss.item()}
+def alphazero_loss(
+    logits: torch.Tensor, v: torch.Tensor, pi: torch.Tensor, z: torch.Tensor
+) -> tuple[torch.Tensor, dict]:
+    """l = (z - v)^2 - pi^T log p, the mean over the batch (Silver et al. 2017, Methods, eq. 1;
+    the c ||theta||^2 term is the optimizer's weight decay). logits: [B, 9] of p, v: [B],
+    pi: [B, 9] the search's visit distribution, z: [B] the result for the player to move.
+
+    >>> logits, pi = torch.zeros(1, 9), torch.eye(9)[:1]  # p uniform, the search chose cell 0
+    >>> loss, stats = alphazero_loss(logits, torch.tensor([0.5]), pi, torch.tensor([1.0]))
+    >>> round(loss.item(), 4)  # (1 - 0.5)^2 + log 9 = 0.25 + 2.1972
+    2.4472
+    """
+    value_loss = ((z - v) ** 2).mean()  # []
+    policy_loss = -(pi * torch.log_softmax(logits, -1)).sum(-1).mean()  # []
+    stats = {"loss/value": value_loss.detach(), "loss/policy": policy_loss.detach()}
+    return value_loss + policy_loss, stats
 
 
 @cache
@@ -165,43 +173,40 @@ def train_alphazero(
     rng = np.random.default_rng(cfg.seed)
     net = PolicyValueNet(cfg.hidden).eval()
     opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-    stats = {k: [] for k in ("loss/value", "loss/policy", "value error", "optimal move rate")}
-    stats["positions"], buffer = [], augment([])
-    _record(stats, net, {"loss/value": np.nan, "loss/policy": np.nan}, 0, callback)
+    keys = ("loss/value", "loss/policy", "value error", "optimal move rate", "positions")
+    stats, buffer, no_loss = {k: [] for k in keys}, augment([]), dict.fromkeys(keys[:2], np.nan)
+    _record(stats, net, no_loss, positions=0, it=0, callback=callback)
     for it in range(1, cfg.iterations + 1):
         if cfg.train:
             evaluate = Evaluator(net)  # fixed during the round's games
             games = [self_play_game(evaluate, cfg, rng) for _ in range(cfg.games_per_iteration)]
             new = augment([r for g in games for r in g])
             buffer = tuple(np.concatenate([b, n])[-cfg.buffer_size :] for b, n in zip(buffer, new))
-            losses = _train_round(net, opt, buffer, cfg, rng)
+            losses = _train_round(net, opt, buffer, cfg, rng=rng)
         else:
-            losses = {"loss/value": np.nan, "loss/policy": np.nan}
-        stats["positions"].append(len(buffer[0]))
-        _record(stats, net, losses, it, callback)
+            losses = no_loss
+        _record(stats, net, losses, positions=len(buffer[0]), it=it, callback=callback)
     return net, stats
 
 
-def _train_round(net, opt, data, cfg: AlphaZeroConfig, rng: np.random.Generator) -> dict:
+def _train_round(net, opt, data, cfg: AlphaZeroConfig, *, rng: np.random.Generator) -> dict:
     x, pi, z = (torch.from_numpy(d) for d in data)
     net.train()
     seen = []
     for _ in range(cfg.updates_per_iteration):
         i = torch.from_numpy(rng.integers(len(x), size=cfg.batch_size))
-        loss, info = alphazero_loss(net, x[i], pi[i], z[i])
+        loss, info = alphazero_loss(*net(x[i]), pi[i], z[i])
         opt.zero_grad()
         loss.backward()
         opt.step()
         seen.append(info)
     net.eval()
-    return {k: float(np.mean([s[k] for s in seen])) for k in seen[0]}
+    return {k: float(torch.stack([s[k] for s in seen]).mean()) for k in seen[0]}
 
 
-def _record(stats: dict, net, losses: dict, it: int, callback) -> None:
-    for k, v in (losses | position_scores(net)).items():
+def _record(stats: dict, net, losses: dict, *, positions: int, it: int, callback) -> None:
+    for k, v in (losses | position_scores(net) | {"positions": positions}).items():
         stats[k].append(v)
-    if it == 0:
-        stats["positions"].append(0)
     if callback is not None:
         callback(it, stats)
 

@@ -75,7 +75,7 @@ def summary(m, optimal: float) -> dict:
 
 EXPERIMENT = Experiment(
     name="gaussian_pg",
-    lab="24_gaussian_policies",
+    lab="24_gaussian_policy",
     arms=ARMS,
     train=train,
     steps=200,
