@@ -101,7 +101,7 @@ def augment(records) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def alphazero_loss(
     logits: torch.Tensor, v: torch.Tensor, pi: torch.Tensor, z: torch.Tensor
 ) -> tuple[torch.Tensor, dict]:
-    """l = (z - v)^2 - pi^T log p, the mean over the batch (Silver et al. 2017, Methods, eq. 1;
+    """l = (z - v)^2 - pi^T log p, the mean over the batch (Silver et al. 2017, eq. 1;
     the c ||theta||^2 term is the optimizer's weight decay). logits: [B, 9] of p, v: [B],
     pi: [B, 9] the search's visit distribution, z: [B] the result for the player to move.
 
