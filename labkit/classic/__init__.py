@@ -7,10 +7,16 @@ Notebooks call them as ``lk.classic.value_iteration(...)``.
   dp           dynamic programming on a known model: value and policy iteration
   prediction   V^pi from sampled episodes: MC, TD(0), n-step TD, TD(lambda); bias and variance
   control      TD control without a model: Q-learning, SARSA, expected SARSA
-  dqn          DQN (torch): a Q-network, experience replay, a target network
+  dqn          DQN (torch): a Q-network, experience replay, a target network; Double DQN
+  dueling      the dueling head: Q = V + A - mean_a A
+  overestimation  the maximization-bias chain with exact Q*; the max vs the double estimator
   pg           policy gradient: REINFORCE (reward-to-go, baseline), actor-critic, GAE
   pg_analysis  exact policy gradients, and the bias and variance of their estimates
+  gaussian     a Gaussian policy for continuous actions: log-prob, entropy, score function
+  continuous   a 1-D control task with a Riccati optimum; REINFORCE and GAE on the Gaussian
   mcts         Monte Carlo tree search and minimax on tic-tac-toe
+  alphazero    PUCT search with a policy-value network
+  self_play    AlphaZero's self-play loop on tic-tac-toe, matches against random and MCTS
   exercises    the classic labs' exercises, checked by ``lk.testing.check(name, answer)``
 """
 

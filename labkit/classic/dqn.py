@@ -7,7 +7,10 @@ the seed's DQN slide (002); cleanrl's ``dqn.py`` for the loop. The loss is the s
 
 Two switches remove each piece: ``replay=False`` learns from the newest transition only (no
 buffer D, consecutive correlated samples); ``target_network=False`` uses theta itself in the
-target (theta^- = theta), the target moves with every step. The state is one-hot.
+target (theta^- = theta), the target moves with every step. Two options add the best-known
+repairs: ``target="double"`` is Double DQN (van Hasselt et al. 2016, 1509.06461: the online
+network picks a', theta^- values it), ``head="dueling"`` the dueling head (Wang et al. 2016,
+1511.06581; ``labkit.classic.dueling``). The state is one-hot.
 Shape letters: B batch, S states, A actions.
 """
 
@@ -20,7 +23,14 @@ import numpy as np
 import torch
 
 from labkit.classic._threads import one_thread
+from labkit.classic.dueling import DuelingQNetwork
 from labkit.classic.envs import TabularMDP
+from labkit.core.options import choose
+
+TARGETS = ("dqn", "double")
+"""How a' in the TD target is picked: by theta^- (DQN's max) or by theta (Double DQN)."""
+HEADS = ("q", "dueling")
+"""The network's last layer: Q(s, .) directly, or V(s) + A(s, .) - mean A (dueling)."""
 
 
 @dataclass
@@ -41,6 +51,8 @@ class DQNConfig:
     max_episode_steps: int = 50  # episodes are cut here (a time limit, not a terminal)
     replay: bool = True  # False: no buffer, learn from the newest transition
     target_network: bool = True  # False: bootstrap from the online network theta
+    target: str = "dqn"  # one of TARGETS: "double" picks a' with theta, values it with theta^-
+    head: str = "q"  # one of HEADS: "dueling" is Q = V + A - mean_a A
     seed: int = 0
 
     def __post_init__(self):
@@ -61,10 +73,17 @@ class DQNConfig:
                 raise ValueError(f"{name} must be >= 1; got {getattr(self, name)}")
         if self.learning_rate <= 0:
             raise ValueError(f"learning_rate must be > 0; got {self.learning_rate}")
+        choose("target", self.target, TARGETS)
+        choose("head", self.head, HEADS)
 
 
-def q_network(n_states: int, n_actions: int, hidden: int = 64, device=None) -> torch.nn.Module:
-    """Q(s, .; theta): one-hot state [B, S] -> action values [B, A], built on ``device``."""
+def q_network(
+    n_states: int, n_actions: int, hidden: int = 64, device=None, *, head: str = "q"
+) -> torch.nn.Module:
+    """Q(s, .; theta): one-hot state [B, S] -> action values [B, A], built on ``device``;
+    ``head="dueling"``: :class:`~labkit.classic.dueling.DuelingQNetwork` on the same trunk."""
+    if choose("head", head, HEADS) == "dueling":
+        return DuelingQNetwork(n_states, n_actions, hidden, device)
     return torch.nn.Sequential(
         torch.nn.Linear(n_states, hidden, device=device),
         torch.nn.ReLU(),
@@ -89,6 +108,38 @@ def resolve_device(device=None) -> torch.device:
     return torch.device("mps" if mps is not None and mps.is_available() else "cpu")
 
 
+def dqn_target(
+    r: torch.Tensor,
+    done: torch.Tensor,
+    q_next: torch.Tensor,
+    gamma: float,
+    *,
+    q_next_online: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The TD target y [B] (no gradient):
+
+        DQN         y = r + gamma (1 - done) max_a' Q(s', a'; theta^-)
+        Double DQN  y = r + gamma (1 - done) Q(s', argmax_a' Q(s', a'; theta); theta^-)
+
+    r, done: [B]; q_next: [B, A] Q(s', .; theta^-) (or theta); q_next_online: [B, A]
+    Q(s', .; theta), given for Double DQN (van Hasselt, Guez & Silver 2016, 1509.06461, eq. 4).
+
+    >>> r, done = torch.tensor([1.]), torch.tensor([0.])
+    >>> q_next, online = torch.tensor([[0., 4.]]), torch.tensor([[5., 3.]])  # theta^-, theta
+    >>> dqn_target(r, done, q_next, 0.5).item()  # 1 + 0.5 * max(0, 4)
+    3.0
+    >>> dqn_target(r, done, q_next, 0.5, q_next_online=online).item()  # a' = 0: 1 + 0.5 * 0
+    1.0
+    """
+    q_next = q_next.detach()  # [B, A]
+    if q_next_online is None:  # DQN: theta^- both picks and values a'
+        v_next = q_next.max(-1).values  # [B]
+    else:  # Double DQN (van Hasselt et al. 2016, eq. 4): theta picks a', theta^- values it
+        a_next = q_next_online.detach().argmax(-1, keepdim=True)  # [B, 1]
+        v_next = q_next.gather(1, a_next).squeeze(1)  # [B]
+    return r + gamma * (1.0 - done) * v_next  # [B]
+
+
 def dqn_loss(
     q: torch.Tensor,
     a: torch.Tensor,
@@ -96,10 +147,13 @@ def dqn_loss(
     done: torch.Tensor,
     q_next: torch.Tensor,
     gamma: float,
+    *,
+    q_next_online: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict]:
-    """Squared TD error, y = r + gamma (1 - done) max_a' q_next(s', a') (no gradient through y).
+    """Squared TD error (y - Q(s, a; theta))^2 with y from :func:`dqn_target` (DQN's, or
+    Double DQN's when ``q_next_online`` is given); no gradient through y.
 
-    q: [B, A] Q(s, .; theta); a, r, done: [B]; q_next: [B, A] from theta^- (or theta).
+    q: [B, A] Q(s, .; theta); a, r, done: [B]; q_next, q_next_online: [B, A].
 
     >>> q = torch.tensor([[1., 2.]], requires_grad=True)
     >>> loss, stats = dqn_loss(q, torch.tensor([1]), torch.tensor([1.]), torch.tensor([0.]),
@@ -107,7 +161,7 @@ def dqn_loss(
     >>> loss.item(), stats["td_abs"]  # y = 1 + 0.5 * 4 = 3, Q(s, 1) = 2
     (1.0, 1.0)
     """
-    y = r + gamma * (1.0 - done) * q_next.detach().max(-1).values  # [B]
+    y = dqn_target(r, done, q_next, gamma, q_next_online=q_next_online)  # [B]
     q_sa = q.gather(1, a.long()[:, None]).squeeze(1)  # [B]
     td = y - q_sa  # [B]
     return (td**2).mean(), {"td_abs": td.abs().mean().item(), "q_mean": q_sa.mean().item()}
@@ -140,7 +194,10 @@ def _update(net, target, opt, batch: np.ndarray, cfg: DQNConfig, eye: torch.Tens
     q = net(eye[s.long()])  # [B, A]
     with torch.no_grad():
         q_next = (target if cfg.target_network else net)(eye[s2.long()])  # [B, A]
-    loss, stats = dqn_loss(q, a, r.float(), done.float(), q_next, cfg.gamma)
+        q_next_online = net(eye[s2.long()]) if cfg.target == "double" else None  # [B, A]
+    loss, stats = dqn_loss(
+        q, a, r.float(), done.float(), q_next, cfg.gamma, q_next_online=q_next_online
+    )
     opt.zero_grad()
     loss.backward()
     opt.step()
@@ -162,8 +219,10 @@ def train_dqn(
     cuda, then mps, then cpu). The environment stays on the host: each action is one sync.
 
     stats: "returns" and "episode_end" (step) per episode, "loss" per update, and, every
-    ``every`` steps, "eval_step" with "q_error" (mean |Q(s,a; theta) - Q*(s,a)| over reachable
-    non-terminal states, when ``Q_star`` is given). ``callback(step, stats)`` runs then too.
+    ``every`` steps, "eval_step", and when ``Q_star`` is given "q_error" (mean |Q(s,a; theta) -
+    Q*(s,a)| over reachable non-terminal states), "max_q_bias" (mean of max_a Q(s,a; theta) -
+    V*(s) there: the overestimation of van Hasselt et al. 2016, fig. 3) and "Q" (the [S, A]
+    table). ``callback(step, stats)`` runs then too.
 
     >>> from labkit.classic.envs import gridworld
     >>> net, stats = train_dqn(gridworld(), DQNConfig(total_timesteps=300))
@@ -174,12 +233,13 @@ def train_dqn(
     rng = np.random.default_rng(cfg.seed)
     dev = resolve_device(device)
     eye = torch.eye(mdp.n_states, device=dev)  # [S, S] one-hot features
-    net = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev)
-    target = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev)
+    net = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev, head=cfg.head)
+    target = q_network(mdp.n_states, mdp.n_actions, cfg.hidden, dev, head=cfg.head)
     target.load_state_dict(net.state_dict())
     opt = torch.optim.Adam(net.parameters(), lr=cfg.learning_rate)
     D = ReplayBuffer(cfg.buffer_size if cfg.replay else 1)
-    stats = {"returns": [], "episode_end": [], "loss": [], "eval_step": [], "q_error": []}
+    stats = {"returns": [], "episode_end": [], "loss": [], "eval_step": []}
+    stats |= {"q_error": [], "max_q_bias": [], "Q": []}
     s, G, t = mdp.reset(rng), 0.0, 0
     for step in range(1, cfg.total_timesteps + 1):
         if rng.random() < _epsilon(cfg, step):
@@ -213,6 +273,8 @@ def _evaluate(net, mdp: TabularMDP, Q_star, step: int, stats: dict, eye: torch.T
             Q = net(eye).cpu().numpy()  # [S, A]
         live = mdp.reachable & ~mdp.terminal  # [S]
         stats["q_error"].append(float(np.abs(Q - Q_star)[live].mean()))
+        stats["max_q_bias"].append(float((Q.max(-1) - Q_star.max(-1))[live].mean()))
+        stats["Q"].append(Q)
 
 
 def q_table(net: torch.nn.Module, n_states: int) -> np.ndarray:

@@ -4,6 +4,9 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
 ``results``: the stored full run a lab opens on, ``lk.experiments.load(name)``) have an
 ``EXPERIMENT``; the others still have ``run(fast=..., seed=...)`` and ``verdict``.
 
+  double_dqn        DQN's overestimation against Q*; Double DQN and the dueling head (lab 23)
+  gaussian_pg       a Gaussian policy on 1-D control: REINFORCE, a baseline, GAE (lab 24)
+  alphazero         AlphaZero-style self-play on tic-tac-toe against random and MCTS (lab 25)
   kl_table          Schulman's KL table by Monte Carlo; KL in the reward vs as a loss (lab 10)
   why_not_learning  a healthy run against two faulty ones, named by the run doctor (lab 45)
   gpu, precision    the GPU lab's presets and CPU stand-in; log-prob error per precision (lab 51)

@@ -26,6 +26,16 @@ def fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
+def cell(text: str) -> str:
+    r"""``text`` safe in a markdown table cell: its pipes escaped (a metric such as ``|Q - Q*|``
+    would otherwise split the cell).
+
+    >>> print(cell("|Q - Q*| (mean)"))
+    \|Q - Q*\| (mean)
+    """
+    return str(text).replace("|", "\\|")
+
+
 def interval_text(mean: float, low: float, high: float) -> str:
     """``0.052 [0.011, 0.093]``."""
     return f"{fmt(mean)} [{fmt(low)}, {fmt(high)}]"
@@ -37,8 +47,8 @@ def claims_rows(result: Result, lab: str) -> list[str]:
     for v in result.verdicts():
         c = v.claim
         rows.append(
-            f"| {c.text} | {c.source} | {lab.split('_')[0]} | {v.n} | "
-            f"{interval_text(v.mean, v.low, v.high)} | {c.rule} | **{v.verdict}** |"
+            f"| {cell(c.text)} | {cell(c.source)} | {lab.split('_')[0]} | {v.n} | "
+            f"{interval_text(v.mean, v.low, v.high)} | {cell(c.rule)} | **{v.verdict}** |"
         )
     return rows
 
@@ -60,14 +70,17 @@ def arm_table(result: Result) -> str:
     """Per arm, each summary column's mean ± the half-width of its 95 % t interval."""
     s = result.summaries
     cols = [c for c in s.columns if c not in ("arm", "seed")]
-    lines = ["| arm | seeds | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+    lines = [
+        "| arm | seeds | " + " | ".join(map(cell, cols)) + " |",
+        "|---" * (len(cols) + 2) + "|",
+    ]
     for arm, d in s.groupby("arm", sort=False):
         cells = []
         for c in cols:
             v = d[c].dropna()
             half = stats.sem(v) * stats.t.ppf(0.975, len(v) - 1) if len(v) > 1 else float("nan")
             cells.append(fmt(v.mean()) + ("" if math.isnan(half) else f" ± {fmt(half)}"))
-        lines.append(f"| {arm} | {len(d)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {cell(arm)} | {len(d)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
