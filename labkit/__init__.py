@@ -94,3 +94,10 @@ def __getattr__(name: str):
     if name == "experiments":  # lazy: scipy and the stored results only when a lab wants them
         return importlib.import_module("labkit.experiments")
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")
+
+
+# PG -> TRPO -> PPO on a language model: PPO-clip, PPO's adaptive KL penalty, TRPO
+from labkit.algos.config import TRPOConfig
+from labkit.algos.trpo import TRPOTrainer
+
+__all__ += ["TRPOConfig", "TRPOTrainer"]

@@ -20,6 +20,7 @@ from labkit.core.kl import (
     kl_k3_is,
     kl_k3_st,
 )
+from labkit.core.kl_control import adaptive_kl_beta, proportional_kl_beta
 from labkit.core.logprobs import (
     entropy_bonus,
     entropy_from_logits,
@@ -33,14 +34,25 @@ from labkit.core.policy import policy_loss, token_weights
 from labkit.core.preference import bradley_terry_loss, dpo_loss
 from labkit.core.surrogate import clipped_surrogate, importance_ratio, kl_penalty
 from labkit.core.tis import truncated_is_weight
+from labkit.core.trust_region import (
+    conjugate_gradient,
+    fisher_vector_product,
+    flat_grad,
+    line_search,
+    natural_step,
+)
 
 __all__ = [
+    "adaptive_kl_beta",
     "bradley_terry_loss",
     "clipped_surrogate",
+    "conjugate_gradient",
     "discounted_returns",
     "dpo_loss",
     "entropy_bonus",
     "entropy_from_logits",
+    "fisher_vector_product",
+    "flat_grad",
     "gae",
     "group_advantages",
     "importance_ratio",
@@ -52,10 +64,13 @@ __all__ = [
     "kl_k3_is",
     "kl_k3_st",
     "kl_penalty",
+    "line_search",
     "masked_mean",
     "masked_sum",
+    "natural_step",
     "off_policy_sequence_mask",
     "policy_loss",
+    "proportional_kl_beta",
     "reinforce_advantages",
     "rloo_advantages",
     "token_logprobs",

@@ -10,6 +10,7 @@ before any work is done: numbers with :func:`require`, string options with
 One module per family, every name imported from here (``from labkit.algos.config import
 GRPOConfig``): ``base`` (:func:`require`, :func:`at_least`, ``SYMBOLS``, :class:`TrainConfig`),
 ``grpo`` (:class:`GRPOConfig`, :class:`MultiTurnConfig`), ``ppo`` (:class:`PPOConfig`),
+``trpo`` (:class:`TRPOConfig`),
 ``offline`` (:class:`PairsConfig` and on it :class:`DPOConfig`, :class:`RewardModelConfig`,
 :class:`SFTConfig`, :class:`VerifierConfig`) and ``presets`` (``BASE_RUN``, ``DEMO_DEFAULTS``). ``__all__`` is also the
 order of the tables in ``docs/CONFIG.md``.
@@ -31,6 +32,7 @@ from labkit.algos.config.offline import (
 )
 from labkit.algos.config.ppo import PPOConfig
 from labkit.algos.config.presets import BASE_RUN, DEMO_DEFAULTS
+from labkit.algos.config.trpo import TRPOConfig
 
 __all__ = [  # noqa: RUF022 - not sorted: the configs in the order of docs/CONFIG.md's tables
     "SYMBOLS",
@@ -41,6 +43,7 @@ __all__ = [  # noqa: RUF022 - not sorted: the configs in the order of docs/CONFI
     "TrainConfig",
     "GRPOConfig",
     "PPOConfig",
+    "TRPOConfig",
     "PairsConfig",
     "DPOConfig",
     "RewardModelConfig",

@@ -40,6 +40,9 @@ SYMBOLS = {
     "batch_size": "B",
     "entropy_coef": "c_H",
     "off_policy_mask": "δ",
+    "delta": "δ",
+    "beta_old": "β",
+    "d_targ": "d_targ",
 }
 """The paper's symbol of a field, where it has one (DeepSeekMath, DAPO, PPO, DPO)."""
 
