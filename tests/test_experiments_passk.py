@@ -1,5 +1,6 @@
 """pass@k vs maj@k before and after RL (labkit.experiments.passk): the vote against hand-computed
-values, and the direction the runs showed (RL lifts pass@1 and maj@k far more than pass@K)."""
+values, the summary's columns, and each claim naming a real arm and summary column. The runs
+themselves: the lab's live cell in fast mode (tests/test_notebooks.py) and the stored result."""
 
 import pandas as pd
 import pytest
@@ -45,37 +46,38 @@ def test_maj_at_1_and_2_equal_pass_at_1():
     assert float(majority_at(v, t, 2, 400).mean()) == pytest.approx(float(p1), abs=0.01)
 
 
-def fake(pass_b, pass_a, maj_b, maj_a, ks=(1, 16)):
-    rows = [
-        {"k": k, "pass@k": p, "maj@k": m, "model": name}
-        for name, ps, ms in [("before", pass_b, maj_b), ("after", pass_a, maj_a)]
-        for k, p, m in zip(ks, ps, ms)
-    ]
-    cov = {"prompts": 10, "solved before": 9, "solved after": 9, "only before": 0, "only after": 0}
-    return {"curves": pd.DataFrame(rows), "coverage": cov, "config": {"n": 16}}
+def fake_summary():
+    return {f"pass@{k}": 0.5 for k in passk.KS} | {f"maj@{k}": 0.4 for k in passk.KS}
 
 
-def test_verdict_reads_the_lifts():
-    sharp = fake([0.4, 0.9], [0.8, 0.92], [0.4, 0.5], [0.8, 0.9])
-    assert passk.lifts(sharp).loc[1, "pass@k lift"] == pytest.approx(0.4)
-    assert "REPRODUCED" in passk.verdict(sharp).splitlines()[-1]
-    wide = fake([0.4, 0.6], [0.5, 0.9], [0.4, 0.5], [0.5, 0.6])
-    assert "NOT REPRODUCED" in passk.verdict(wide)
-    assert "base model's pass@16 is higher" in passk.verdict(
-        fake([0.4, 0.9], [0.8, 0.85], [0.4, 0.5], [0.8, 0.9])
-    )
+def test_summary_has_every_k_and_the_gaps(monkeypatch):
+    v = torch.tensor([[5, 5, 7, -1], [3, 4, 4, 4], [9, 9, 9, 9]])  # [P, n]: answers 5, 4, 1
+    target = torch.tensor([5, 4, 1])
+    texts = [[str(int(x)) for x in row] for row in v]
+    monkeypatch.setattr(passk, "KS", (1, 2, 4))
+    monkeypatch.setattr(passk, "sample_answers", lambda *a, **k: (texts, v, target))
+    task = passk.get_task("addition")
+    examples = [type("E", (), {"answer": str(int(t))})() for t in target]
+    s = passk.summary(None, None, task, examples, seed=0)
+    assert s["pass@1"] == pytest.approx((2 / 4 + 3 / 4 + 0) / 3)
+    assert s["pass@4"] == pytest.approx(2 / 3)
+    assert s["unsolved"] == pytest.approx(1 / 3)
+    assert s["pass@4 - pass@1"] == pytest.approx(s["pass@4"] - s["pass@1"])
+    assert s["pass@4 - maj@4"] == pytest.approx(s["pass@4"] - s["maj@4"])
 
 
-@pytest.mark.slow
-def test_rl_lifts_pass1_and_majk_more_than_passk():
-    torch.set_num_threads(1)
-    res = passk.run(fast=True, seed=0, progress=False)  # 30 steps, 50 prompts x 16 samples
-    t = passk.lifts(res)
-    K = int(t.index.max())
-    p1, pK, mK = t.loc[1, "pass@k lift"], t.loc[K, "pass@k lift"], t.loc[K, "maj@k lift"]
-    assert p1 > 0.05 and mK > 0.05  # RL helped the sample and the vote
-    assert p1 > 2 * max(pK, 0) and mK > 2 * max(pK, 0)  # ...far more than pass@K
-    gap = {w: t.loc[K, f"pass@k {w}"] - t.loc[1, f"pass@k {w}"] for w in ("before", "after")}
-    assert gap["after"] < gap["before"]  # the pass@K - pass@1 gap shrinks
-    assert t.loc[K, "maj@k after"] > t.loc[1, "pass@k after"]  # voting still adds after RL
-    assert passk.verdict(res).splitlines()[4].startswith("REPRODUCED")
+def test_k_table_is_the_summaries_in_long_form():
+    rows = [{"arm": a, "seed": 0, **fake_summary()} for a in passk.ARMS]
+    t = passk.k_table(pd.DataFrame(rows))
+    assert len(t) == len(passk.ARMS) * len(passk.KS)
+    assert set(t.columns) == {"arm", "seed", "k", "pass@k", "maj@k"}
+
+
+def test_every_claim_names_a_real_arm_and_summary_column():
+    K = passk.KS[-1]
+    columns = set(fake_summary()) | {f"pass@{K} - pass@1", f"pass@{K} - maj@{K}", "unsolved"}
+    for c in passk.EXPERIMENT.claims:
+        assert c.arm in passk.ARMS and c.baseline in passk.ARMS, c.key
+        assert c.metric in columns, c.key
+    assert set(passk.EXPERIMENT.live["arms"]) <= set(passk.ARMS)
+    assert len(passk.EXPERIMENT.seeds) >= 5 and passk.N >= K

@@ -10,11 +10,15 @@ Departures, and why:
 - maj@k is averaged over ``subsets`` random k-subsets (without replacement) of the n samples per
   prompt: a Monte-Carlo estimate of the all-subsets average (a U-statistic, unbiased for maj@k
   of the policy). ``labkit.runs.evaluate.pass_and_majority`` votes once over the first k samples,
-  which has the same mean and more variance; we print that one-draw column next to ours.
+  which has the same mean and more variance; :func:`curves` reports that one draw next to ours.
 - Votes go to the parsed integer (``parse_int``), so " 42" and "42" agree; unparseable outputs
   do not vote; ties between answers are broken uniformly at random; no valid vote -> wrong.
 - The policy is the tiny char-level model on 2-digit addition, whose answer space is ~200
   integers: pass@64 near 1 is partly a ceiling, so we also count prompts never solved in n samples.
+- Two arms on the same seeds: "before RL" samples the cold-started policy, "after RL" trains it
+  with the labs' base GRPO run (``BASE_RUN``) and samples again; a seed sets the RL run and the
+  sampling (same prompts, the first :data:`PROBE` held-out ones, n = 64 samples each). The
+  seeds' spread (the RL run) dominates the probe's: a few hundred prompts resolve it.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ import pandas as pd
 import torch
 
 from labkit.algos.config import BASE_RUN as BASE
-from labkit.algos.grpo import GRPOTrainer
+from labkit.experiments.arms import grpo_run
+from labkit.experiments.claims import Claim
+from labkit.experiments.harness import Experiment, Outcome
+from labkit.models.policy import load_policy
 from labkit.runs.evaluate import majority_correct, pass_at_k, probe
+from labkit.tasks import get_task
 from labkit.tasks.arithmetic import parse_int
 
 CLAIM = (
@@ -37,6 +45,10 @@ CLAIM = (
     "and maj@k much more than pass@64."
 )
 KS = (1, 2, 4, 8, 16, 32, 64)
+PROBE = {"full": 300, "fast": 20}
+"""Held-out prompts sampled n = 64 times each."""
+N = 64
+SUBSETS = 32
 
 
 @torch.no_grad()
@@ -135,132 +147,130 @@ def curves(
     return df
 
 
-def coverage(before: torch.Tensor, after: torch.Tensor, target: torch.Tensor) -> dict:
-    """Yue et al.'s question in counts: of P prompts, how many has each model solved at least
-    once in n samples, and how many only one of them has solved."""
-    b = (before == target[:, None]).any(-1)  # [P]
-    a = (after == target[:, None]).any(-1)  # [P]
-    return {
-        "prompts": len(target),
-        "solved before": int(b.sum()),
-        "solved after": int(a.sum()),
-        "only before": int((b & ~a).sum()),
-        "only after": int((a & ~b).sum()),
-    }
+ARMS = {"before RL": {"rl": False}, "after RL": {"rl": True}}
+"""The cold-started policy, and the same after the labs' base GRPO run."""
+SOURCE = {
+    "r1": "DeepSeek-R1 (DeepSeek-AI 2025, 2501.12948) sec. 2.2.4, table 2",
+    "math": "DeepSeekMath (Shao et al. 2024, 2402.03300) sec. 5.2.2, fig. 7",
+    "yue": "Yue et al. 2025 (2504.13837)",
+}
 
 
-def run(
-    fast: bool = False,
-    seed: int = 0,
-    steps: int | None = None,
-    prompts: int | None = None,
-    n: int | None = None,
-    subsets: int = 32,
-    temperature: float = 1.0,
-    progress: bool = True,
-) -> dict:
-    """Sample n answers per held-out prompt from the tiny policy, train it with the labs'
-    base GRPO run (``BASE_RUN``), sample again with the same seed, and tabulate pass@k and maj@k.
-
-    Full: 600 steps, 500 prompts x 64 samples. Fast: 30 steps, 50 prompts x 16 samples.
-    Returns ``{"curves": DataFrame (model, k, pass@k, maj@k, ...), "coverage": dict,
-    "run": RunLog, "config": dict}``.
-    """
-    steps = steps or (30 if fast else BASE["max_steps"])
-    P, n = prompts or (50 if fast else 500), n or (16 if fast else 64)
-    ks = [k for k in KS if k <= n]
-    trainer = GRPOTrainer("tiny", task="addition", seed=seed, **(BASE | {"max_steps": steps}))
-    task, examples = trainer.task, trainer.task.heldout[:P]
-
-    def evaluate(name):
-        texts, values, target = sample_answers(
-            trainer.model,
-            trainer.tokenizer,
-            task,
-            examples,
-            n,
-            temperature,
-            seed + 1,
-            progress=progress,
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed: sample the policy (after ``steps`` of the base GRPO run for
+    "after RL") on the probe's prompts, n = :data:`N` times each, summarised by
+    :func:`summary`."""
+    n_prompts = PROBE["fast" if fast else "full"]
+    if not settings["rl"]:
+        model, tokenizer = load_policy("tiny")
+        tick(steps, steps)
+        task, curves_ = get_task("addition"), pd.DataFrame({"step": []})
+    else:
+        base = {k: v for k, v in BASE.items() if k != "max_steps"}
+        trainer = grpo_run(
+            "tiny",
+            {},
+            seed=seed,
+            steps=steps,
+            run_name=run_name,
+            tick=tick,
+            task="addition",
+            **base,
         )
-        df = curves(texts, values, target, task, examples, ks, subsets, seed + 2)
-        return df.assign(model=name), values, target
-
-    before, v0, target = evaluate("before RL")
-    log = trainer.train(progress=progress)
-    after, v1, _ = evaluate(f"after RL ({steps} steps)")
-    cfg = {
-        "steps": steps,
-        "prompts": P,
-        "n": n,
-        "subsets": subsets,
-        "temperature": temperature,
-        "seed": seed,
-    }
-    return {
-        "curves": pd.concat([before, after], ignore_index=True),
-        "coverage": coverage(v0, v1, target),
-        "run": log,
-        "config": cfg,
-    }
+        model, tokenizer, task = trainer.model, trainer.tokenizer, trainer.task
+        curves_ = trainer.log.metrics
+    return Outcome(summary(model, tokenizer, task, task.heldout[:n_prompts], seed), curves_)
 
 
-def lifts(results: dict) -> pd.DataFrame:
-    """One row per k: pass@k and maj@k before, after, and the lift after - before."""
-    df = results["curves"]
-    models = list(dict.fromkeys(df["model"]))
-    b, a = (df[df["model"] == m].set_index("k") for m in models)
-    out = pd.DataFrame(
-        {
-            "pass@k before": b["pass@k"],
-            "pass@k after": a["pass@k"],
-            "maj@k before": b["maj@k"],
-            "maj@k after": a["maj@k"],
-        }
-    )
-    out["pass@k lift"] = out["pass@k after"] - out["pass@k before"]
-    out["maj@k lift"] = out["maj@k after"] - out["maj@k before"]
+def summary(model, tokenizer, task, examples, seed: int) -> dict:
+    """pass@k and maj@k for every k in :data:`KS` from n = :data:`N` samples per prompt, the
+    gaps pass@64 - pass@1 and pass@64 - maj@64, and the fraction of prompts never solved."""
+    texts, values, target = sample_answers(model, tokenizer, task, examples, N, seed=seed + 1)
+    t = curves(texts, values, target, task, examples, KS, SUBSETS, seed + 2).set_index("k")
+    K = KS[-1]
+    out = {f"pass@{k}": float(t.loc[k, "pass@k"]) for k in KS}
+    out |= {f"maj@{k}": float(t.loc[k, "maj@k"]) for k in KS}
+    out[f"pass@{K} - pass@1"] = out[f"pass@{K}"] - out["pass@1"]
+    out[f"pass@{K} - maj@{K}"] = out[f"pass@{K}"] - out[f"maj@{K}"]
+    out["unsolved"] = float((values != target[:, None]).all(-1).float().mean())
     return out
 
 
-def verdict(results: dict) -> str:
-    """Plain words with the numbers: is the lift in pass@1 and maj@K more than twice the lift in
-    pass@K (K the largest k), and what does majority voting add to pass@1 (R1-Zero's cons@64)?"""
-    t, cov, n = lifts(results), results["coverage"], results["config"]["n"]
-    K = int(t.index.max())
-    p1, pK, mK = t.loc[1, "pass@k lift"], t.loc[K, "pass@k lift"], t.loc[K, "maj@k lift"]
-    sharp = p1 > 2 * max(pK, 0) and mK > 2 * max(pK, 0)
-
-    def row(name, col, k):
-        b, a = t.loc[k, f"{col} before"], t.loc[k, f"{col} after"]
-        return f"{name} {b:.3f} -> {a:.3f} (lift {a - b:+.3f})"
-
-    gap = [t.loc[K, f"pass@k {w}"] - t.loc[1, f"pass@k {w}"] for w in ("before", "after")]
-    vote = [t.loc[K, f"maj@k {w}"] - t.loc[1, f"pass@k {w}"] for w in ("before", "after")]
-    lines = [
-        (
-            f"{row('pass@1', 'pass@k', 1)}; {row(f'maj@{K}', 'maj@k', K)}; "
-            f"{row(f'pass@{K}', 'pass@k', K)}."
-        ),
-        f"gap pass@{K} - pass@1: {gap[0]:.3f} before, {gap[1]:.3f} after RL.",
-        (
-            f"majority voting, maj@{K} - pass@1: {vote[0]:+.3f} before, {vote[1]:+.3f} after RL "
-            f"(R1-Zero cons@64 - pass@1: 86.7 - 71.0 = +15.7 points)."
-        ),
-        (
-            f"prompts solved at least once in {n} samples: {cov['solved before']} before, "
-            f"{cov['solved after']} after, of {cov['prompts']} (only before: {cov['only before']}, "
-            f"only after: {cov['only after']})."
-        ),
-        "REPRODUCED: RL lifts pass@1 and maj@k much (>2x) more than pass@k at large k."
-        if sharp
-        else "NOT REPRODUCED: the lift in pass@1 or maj@k is not more than 2x the pass@k lift.",
+def k_table(summaries: pd.DataFrame) -> pd.DataFrame:
+    """The summaries in long form, one row per (arm, seed, k): pass@k and maj@k (the lab's
+    curves over k)."""
+    rows = [
+        {
+            "arm": r["arm"],
+            "seed": r["seed"],
+            "k": k,
+            "pass@k": r[f"pass@{k}"],
+            "maj@k": r[f"maj@{k}"],
+        }
+        for r in summaries.to_dict("records")
+        for k in KS
     ]
-    if pK < 0:
-        lines.append(f"As in Yue et al., the base model's pass@{K} is higher than after RL.")
-    if t.loc[K, "pass@k before"] > 0.95:
-        lines.append(
-            f"Caveat: pass@{K} starts at {t.loc[K, 'pass@k before']:.3f}, near its "
-            "ceiling (~200 possible answers), so it had little room to move."
-        )
-    return "\n".join(lines)
+    return pd.DataFrame(rows)
+
+
+def _after(key: str, text: str, source: str, metric: str, direction: int = 1, **kw) -> Claim:
+    return Claim(
+        key,
+        text,
+        source,
+        metric=metric,
+        arm="after RL",
+        baseline="before RL",
+        direction=direction,
+        **kw,
+    )
+
+
+CEILING = (
+    "pass@64 starts near 1: the answer space is ~200 integers, so pass@64 has little room to "
+    "move either way on this toy"
+)
+EXPERIMENT = Experiment(
+    name="passk",
+    lab="75_passk_majk",
+    arms=ARMS,
+    train=train,
+    steps=BASE["max_steps"],
+    curves=("reward/mean", "accuracy"),
+    claims=(
+        _after("pass1", "RL lifts pass@1", SOURCE["r1"], "pass@1"),
+        _after("maj64", "RL lifts maj@64 (majority vote of 64 samples)", SOURCE["r1"], "maj@64"),
+        _after(
+            "passk-flat",
+            "RL improves Maj@K but not Pass@K: pass@64 stays where it was",
+            SOURCE["math"],
+            "pass@64",
+            direction=0,
+            margin=0.02,
+            note=CEILING,
+        ),
+        _after(
+            "sharpens-pass",
+            "RL lifts pass@1 more than pass@64: the gap pass@64 - pass@1 shrinks",
+            f"{SOURCE['yue']}; {SOURCE['math']}",
+            "pass@64 - pass@1",
+            direction=-1,
+        ),
+        _after(
+            "sharpens-maj",
+            "RL lifts maj@64 more than pass@64: the gap pass@64 - maj@64 shrinks",
+            SOURCE["math"],
+            "pass@64 - maj@64",
+            direction=-1,
+        ),
+        _after(
+            "base-wins-large-k",
+            "the base model's pass@k at large k exceeds the RL model's (pass@64)",
+            SOURCE["yue"],
+            "pass@64",
+            direction=-1,
+            note=CEILING,
+        ),
+    ),
+    live={"arms": list(ARMS), "seeds": (0, 1), "steps": 150},
+)

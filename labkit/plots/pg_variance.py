@@ -1,55 +1,45 @@
-"""Figures for the policy-gradient estimator lab (``labkit.experiments.pg_variance``): relative
-gradient variance per estimator and setting, and reward against wall-clock seconds."""
+"""Figures for the policy-gradient estimator lab (``labkit.experiments.pg_variance``): the
+relative gradient variance per estimator, as the rewards are and with their zero moved, each the
+mean over seeds with its 95 % interval."""
 
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from labkit.plots.seeds import mean_ci
 
-def variance_figure(table: pd.DataFrame) -> go.Figure:
+SETTINGS = {"rel. var": "rewards as they are", "rel. var, reward r - 1": "every reward - 1"}
+
+
+def variance_figure(summaries: pd.DataFrame, columns: dict = SETTINGS) -> go.Figure:
     """Grouped bars of the relative variance tr Cov / ||E g||^2 (log axis), one colour per
-    setting, error bars one jackknife SE (``pg_variance.variance`` rows with a ``setting``).
+    summary column in ``columns`` (column -> legend name), one group per arm; each bar the
+    mean over seeds, its error bar the 95 % interval.
 
-    >>> df = pd.DataFrame({"estimator": ["REINFORCE", "RLOO"] * 2, "rel_var": [.3, .7, 4., .7],
-    ...                    "rel_var se": [.1] * 4, "setting": ["a", "a", "b", "b"]})
-    >>> len(variance_figure(df).data)
+    >>> s = pd.DataFrame({"arm": ["REINFORCE", "RLOO"] * 2, "seed": [0, 0, 1, 1],
+    ...                   "rel. var": [.3, .7, .35, .6], "rel. var, reward r - 1": [3, .7, 2.5, .6]})
+    >>> len(variance_figure(s).data)
     2
     """
     fig = go.Figure()
-    for setting, d in table.groupby("setting", sort=False):
+    for col, name in columns.items():
+        wide = summaries.pivot_table(index="arm", columns="seed", values=col, sort=False)
+        s = mean_ci(wide)
         fig.add_bar(
-            x=d["estimator"],
-            y=d["rel_var"],
-            name=setting,
-            error_y={"type": "data", "array": d["rel_var se"], "thickness": 1},
+            x=list(s.index),
+            y=s["mean"],
+            name=name,
+            error_y={
+                "type": "data",
+                "array": s["high"] - s["mean"],
+                "arrayminus": s["mean"] - s["low"],
+            },
         )
     fig.update_yaxes(type="log", title="tr Cov / ||E g||^2 (scale-free; lower is better)")
     fig.update_layout(
         barmode="group",
         template="plotly_white",
-        title="Relative variance of the policy gradient at a fixed policy",
-    )
-    return fig
-
-
-def reward_vs_seconds(logs: dict, smooth: int = 1) -> go.Figure:
-    """reward/mean against cumulative wall-clock seconds (``time/step``), one line per run
-    (``logs``: name -> RunLog or metrics DataFrame); ``smooth`` > 1 a trailing moving mean.
-
-    >>> m = pd.DataFrame({"step": [1, 2], "reward/mean": [.2, .4], "time/step": [.5, .5]})
-    >>> reward_vs_seconds({"a": m}).data[0].x.tolist()
-    [0.5, 1.0]
-    """
-    fig = go.Figure()
-    for name, log in logs.items():
-        m = log if isinstance(log, pd.DataFrame) else log.metrics
-        y = m["reward/mean"].rolling(smooth, min_periods=1).mean()
-        fig.add_scatter(x=m["time/step"].cumsum(), y=y, mode="lines", name=name)
-    fig.update_layout(
-        xaxis_title="wall-clock seconds of training",
-        yaxis_title="reward/mean",
-        template="plotly_white",
-        title="Reward per second of training",
+        title="Relative variance of the policy gradient at the cold start: mean over seeds, 95 % CI",
     )
     return fig
