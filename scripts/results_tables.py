@@ -32,7 +32,11 @@ def readme_text(found: dict) -> str:
     text = README.read_text()
     head, rest = text.split(BEGIN)
     _, tail = rest.split(END)
-    return f"{head}{BEGIN}\n{tables.claims_table(found)}\n{END}{tail}"
+    size = sum(f.stat().st_size for f in results.STORE.iterdir() if f.is_file())
+    note = (
+        f"{len(found)} stored results, {size / 1e6:.2f} MB in `labkit/results/` (JSON + parquet)."
+    )
+    return f"{head}{BEGIN}\n{tables.claims_table(found)}\n\n{note}\n{END}{tail}"
 
 
 def lab_sources(found: dict) -> dict[pathlib.Path, str]:
