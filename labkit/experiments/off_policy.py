@@ -1,6 +1,6 @@
 """GSPO and CISPO against GRPO's token-level PPO-clip under off-policy stress (lab 80).
 
-Three objectives on the same seed, budget and stress (mu = 4 inner updates on each batch, a
+Three objectives on the same seeds, budget and stress (mu = 4 inner updates on each batch, a
 learning rate 2x the demo's, constant):
 - GRPO, token ratio, PPO-clip (DeepSeekMath 2402.03300):
       l_{i,t} = -min(rho_{i,t} A_i, clip(rho_{i,t}, 1 - eps, 1 + eps) A_i),  eps = 0.2;
@@ -17,17 +17,28 @@ recipe), CISPO the token mean over the batch (its paper's). No KL penalty (beta 
 pi_old by a few updates, then on the same log-probs compute the per-token gradient of each loss
 w.r.t. log pi_theta (autograd) and count the tokens whose PPO-clip gradient is exactly 0 while
 CISPO's is not.
-Departure: reward stability is read from the training batches' reward (no held-out set), over
+It is the fourth arm, ``PROBE``: the seed varies the batch and the policy's updates.
+
+Every arm runs on the same seeds (``EXPERIMENT``); each claim is a paired difference over them.
+Departures: reward stability is read from the training batches' reward (no held-out set), over
 a short run; "drawdown" is the largest fall of the 10-step moving mean below its running peak.
+``STRESS`` is strong enough that every objective's reward falls: the arms are compared partly
+on how they crash (the claims' notes). Answers of 2-4 tokens leave GSPO's length argument (token
+ratio noise growing with length) little room.
 """
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 import torch
 
 from labkit.algos.grpo import GRPOTrainer
 from labkit.core import policy_loss
+from labkit.experiments.arms import grpo_run
+from labkit.experiments.claims import Claim
+from labkit.experiments.harness import Experiment, Outcome
 from labkit.models.rollout import completion_logprobs
 
 CLAIM = (
@@ -39,7 +50,7 @@ CLAIM = (
     "the importance weight instead of the update keeps a gradient on every token, and trains "
     "faster and more stably."
 )
-ARMS = {
+OBJECTIVES = {
     "grpo (token, PPO-clip 0.2)": {"loss_type": "grpo"},
     "gspo (sequence, 3e-4/4e-4)": {
         "loss_type": "grpo",
@@ -50,6 +61,7 @@ ARMS = {
     "cispo (IS weight <= 5)": {"loss_type": "cispo", "epsilon_high": 5.0},
 }
 """The three objectives, by name: GRPOConfig overrides."""
+GRPO, GSPO, CISPO = OBJECTIVES
 STRESS = {
     "num_iterations": 4,
     "learning_rate": 1e-3,
@@ -59,6 +71,10 @@ STRESS = {
     "beta": 0.0,
 }
 """Off-policy stress: mu = 4 updates per batch at 2x the demo's learning rate (5e-4)."""
+PROBE = "probe: tokens PPO-clip silences"
+"""The arm that counts, on one batch of its seed, the tokens PPO-clip silences and CISPO keeps."""
+ARMS = {**OBJECTIVES, PROBE: {"updates": 3}}
+CURVES = ("reward/mean", "accuracy", "ratio/max", "ratio/min", "kl/old", "clip/region")
 
 
 def stability(metrics: pd.DataFrame, window: int = 10) -> dict:
@@ -81,70 +97,11 @@ def stability(metrics: pd.DataFrame, window: int = 10) -> dict:
         "drawdown": float((ma.cummax() - ma).max()),
         "reward step std": float(r.diff().std()) if len(r) > 2 else float("nan"),
         "ratio/max": metrics["ratio/max"].max(),
+        "log10 ratio/max": math.log10(metrics["ratio/max"].max()),
         "ratio/min": metrics["ratio/min"].min(),
         "kl/old": metrics["kl/old"].mean(),
         "clip/region": metrics["clip/region"].mean(),
     }
-
-
-def collapsed(row) -> bool:
-    """A run collapsed when its final reward is below half its reward over the first 5 steps."""
-    return row["reward (last 1/4)"] < 0.5 * row["reward (first 5)"]
-
-
-def compare_stability(t: pd.DataFrame, base: str, arm: str, what: str) -> str:
-    """One verdict line: is ``arm`` more stable than ``base`` (smaller drawdown and a final
-    reward no lower), and did either collapse?"""
-    b, k = t.loc[base], t.loc[arm]
-    if collapsed(b) and collapsed(k):
-        return (
-            f"{what}: NOT REPRODUCED: both runs collapsed (final reward "
-            f"{b['reward (last 1/4)']:.3f} and {k['reward (last 1/4)']:.3f}, from "
-            f"{b['reward (first 5)']:.3f}); the stress is too strong to compare them "
-            f"(the second ends {'lower' if k['reward (last 1/4)'] < b['reward (last 1/4)'] else 'no lower'})."
-        )
-    ok = k["drawdown"] < b["drawdown"] and k["reward (last 1/4)"] >= b["reward (last 1/4)"]
-    return f"{what} (smaller drawdown, final reward no lower): " + (
-        "REPRODUCED." if ok else "NOT REPRODUCED on this toy."
-    )
-
-
-def run(
-    fast: bool = False,
-    seeds=(0, 1),
-    steps: int | None = None,
-    stress: dict | None = None,
-    arms: dict | None = None,
-    progress: bool = True,
-) -> dict:
-    """Train each arm under ``stress`` for ``steps`` steps on each seed (same seed, same prompts
-    at step 1, same budget). Full: 60 steps x 2 seeds; fast: 6 steps x 1 seed.
-
-    Returns ``{"table": DataFrame (arm, seed, stability columns), "logs": {name: RunLog} of the
-    first seed, "silenced": silenced_tokens(...) dict, "config": dict}``.
-    """
-    steps = steps or (6 if fast else 60)
-    seeds = seeds[:1] if fast else seeds
-    stress, arms = {**STRESS, **(stress or {})}, arms or ARMS
-    rows, logs = [], {}
-    for seed in seeds:
-        for name, kw in arms.items():
-            tr = GRPOTrainer("tiny", task="addition", seed=seed, max_steps=steps, **stress, **kw)
-            log = tr.train(progress=progress)
-            rows.append({"arm": name, "seed": seed, **stability(log.metrics)})
-            if seed == seeds[0]:
-                logs[name] = log
-    return {
-        "table": pd.DataFrame(rows),
-        "logs": logs,
-        "silenced": silenced_tokens(seed=seeds[0], stress=stress),
-        "config": {"steps": steps, "seeds": list(seeds), **stress},
-    }
-
-
-def summary(results: dict) -> pd.DataFrame:
-    """The table averaged over seeds, one row per arm."""
-    return results["table"].drop(columns="seed").groupby("arm", sort=False).mean()
 
 
 def token_grads(logp, old_logp, adv, mask, epsilon: float = 0.2, cispo_cap: float = 5.0):
@@ -156,6 +113,18 @@ def token_grads(logp, old_logp, adv, mask, epsilon: float = 0.2, cispo_cap: floa
     loss, _ = policy_loss(lp, old_logp, adv, mask, loss_type="cispo", epsilon_high=cispo_cap)
     (g_cispo,) = torch.autograd.grad(loss, lp)  # [B, T]
     return g_ppo, g_cispo, st["per_token"]["clipped"]
+
+
+COUNTS = (
+    "valid tokens",
+    "tokens with A != 0",
+    "ppo clipped",
+    "ppo zero grad",
+    "ppo zero grad, A != 0",
+    "ppo zero, cispo nonzero",
+    "cispo zero, ppo nonzero",
+)
+"""The keys of :func:`count_silenced`, in order."""
 
 
 def count_silenced(g_ppo, g_cispo, clipped, adv, mask) -> dict:
@@ -199,34 +168,124 @@ def silenced_tokens(seed: int = 0, updates: int = 3, stress: dict | None = None)
     return count_silenced(g_ppo, g_cispo, clipped, r.advantages, r.loss_mask)
 
 
-def verdict(results: dict) -> str:
-    """Plain words with the numbers: is CISPO's silenced-token count > 0 with none the other
-    way, and which arm has the smallest drawdown and the highest final reward?"""
-    s, t = results["silenced"], summary(results)
-    lines = [
-        (
-            "one batch after 3 PPO-clip updates: "
-            f"{s['ppo zero grad, A != 0']} of "
-            f"{s['tokens with A != 0']} tokens with A != 0 have zero PPO-clip gradient; CISPO "
-            f"keeps a gradient on {s['ppo zero, cispo nonzero']} of them, and silences "
-            f"{s['cispo zero, ppo nonzero']} tokens PPO-clip does not."
-        )
-    ]
-    cispo_ok = s["ppo zero, cispo nonzero"] > 0 and s["cispo zero, ppo nonzero"] == 0
-    lines.append(
-        "CISPO keeps the gradient PPO-clip silences: REPRODUCED."
-        if cispo_ok
-        else "CISPO keeps the gradient PPO-clip silences: NOT REPRODUCED."
+def silenced_summary(counts: dict) -> dict:
+    """:func:`count_silenced`'s counts, and the two disagreements as shares of the tokens with
+    A != 0 (the probe arm's summary).
+
+    >>> s = silenced_summary({"tokens with A != 0": 8, "ppo zero, cispo nonzero": 2,
+    ...                       "cispo zero, ppo nonzero": 0})
+    >>> s["kept by CISPO only (share of A != 0)"], s["kept by PPO-clip only (share of A != 0)"]
+    (0.25, 0.0)
+    """
+    n = max(1, counts["tokens with A != 0"])
+    return {
+        **counts,
+        "kept by CISPO only (share of A != 0)": counts["ppo zero, cispo nonzero"] / n,
+        "kept by PPO-clip only (share of A != 0)": counts["cispo zero, ppo nonzero"] / n,
+    }
+
+
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed: an objective trained ``steps`` steps under ``STRESS`` (summarised
+    by :func:`stability`), or the probe (:func:`silenced_tokens` on the seed's first batch)."""
+    if arm == PROBE:
+        counts = silenced_tokens(seed=seed, updates=settings["updates"])
+        tick(steps, steps)
+        return Outcome(silenced_summary(counts), pd.DataFrame({"step": pd.Series(dtype="int64")}))
+    trainer = grpo_run(
+        "tiny",
+        settings,
+        seed=seed,
+        steps=steps,
+        run_name=run_name,
+        tick=tick,
+        task="addition",
+        track_kl=False,
+        save_steps=max(1, steps // 3),
+        **STRESS,
     )
-    for name, row in t.iterrows():
-        lines.append(
-            f"{name}: reward {row['reward (last 1/4)']:.3f}, drawdown "
-            f"{row['drawdown']:.3f}, ratio [{row['ratio/min']:.3g}, "
-            f"{row['ratio/max']:.3g}], kl/old {row['kl/old']:.2e}, clip/region "
-            f"{row['clip/region']:.3f}"
-        )
-    grpo = t.index[0]
-    for arm in list(t.index)[1:]:
-        what = f"{arm.split(' ')[0].upper()} more stable than GRPO"
-        lines.append(compare_stability(t, grpo, arm, what))
-    return "\n".join(lines)
+    return Outcome(stability(trainer.log.metrics), trainer.log.metrics)
+
+
+GSPO_SOURCE = "Zheng et al. 2025, GSPO (2507.18071)"
+CISPO_SOURCE = "MiniMax-M1 (2506.13585) sec. 3.1"
+CRASH = (
+    "STRESS (mu = 4 at lr 1e-3, constant) makes every objective's reward fall: the arms are "
+    "compared partly on how they crash; a setting where the baseline trains is left to a "
+    "later set-up"
+)
+SHORT = f"{CRASH}; answers of 2-4 tokens leave the length argument little room"
+
+
+def _versus_grpo(key, text, source, *, arm, metric, direction, note) -> Claim:
+    """A claim that ``arm`` beats the GRPO objective on ``metric`` in ``direction``."""
+    return Claim(
+        key, text, source, metric=metric, arm=arm, baseline=GRPO, direction=direction, note=note
+    )
+
+
+EXPERIMENT = Experiment(
+    name="off_policy",
+    lab="80_gspo_cispo_off_policy",
+    arms=ARMS,
+    train=train,
+    steps=60,
+    fast_steps=4,
+    curves=CURVES,
+    claims=(
+        Claim(
+            "cispo-keeps",
+            "CISPO keeps a gradient on the tokens PPO-clip silences",
+            CISPO_SOURCE,
+            metric="kept by CISPO only (share of A != 0)",
+            arm=PROBE,
+            note="one batch per seed, the 4th of mu = 4 updates (3 PPO-clip updates first)",
+        ),
+        _versus_grpo(
+            "gspo-spread",
+            "GSPO's sequence ratio spreads less than GRPO's token ratio (log10 max ratio)",
+            f"{GSPO_SOURCE} sec. 3",
+            arm=GSPO,
+            metric="log10 ratio/max",
+            direction=-1,
+            note=SHORT,
+        ),
+        _versus_grpo(
+            "gspo-reward",
+            "GSPO trains more stably than GRPO off-policy: higher final reward",
+            f"{GSPO_SOURCE} sec. 5.1",
+            arm=GSPO,
+            metric="reward (last 1/4)",
+            direction=1,
+            note=SHORT,
+        ),
+        _versus_grpo(
+            "gspo-drawdown",
+            "GSPO trains more stably than GRPO off-policy: smaller reward drawdown",
+            f"{GSPO_SOURCE} sec. 5.1",
+            arm=GSPO,
+            metric="drawdown",
+            direction=-1,
+            note=SHORT,
+        ),
+        _versus_grpo(
+            "cispo-reward",
+            "CISPO trains more stably than PPO-clip: higher final reward",
+            CISPO_SOURCE,
+            arm=CISPO,
+            metric="reward (last 1/4)",
+            direction=1,
+            note=CRASH,
+        ),
+        _versus_grpo(
+            "cispo-drawdown",
+            "CISPO trains more stably than PPO-clip: smaller reward drawdown",
+            CISPO_SOURCE,
+            arm=CISPO,
+            metric="drawdown",
+            direction=-1,
+            note=CRASH,
+        ),
+    ),
+    live={"arms": [*OBJECTIVES, PROBE], "seeds": (0, 1), "steps": 60},
+)

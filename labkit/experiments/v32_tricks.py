@@ -11,7 +11,10 @@ DeepSeek-V3.2 (DeepSeek-AI 2025, arXiv 2512.02556, sec. 3.1) stabilises GRPO wit
    pi_old, pi_theta and pi_ref alike).
 
 Both are compared on the same seeds and budget as lab 80's stress (mu = 4, lr 1e-3 constant,
-32 prompts x 4, ``loss_type="grpo"``, beta = 0). Departures: labkit samples with the trained
+32 prompts x 4, ``loss_type="grpo"``, beta = 0), each claim a paired difference over the seeds
+(``EXPERIMENT``); a fifth arm, ``PROBE``, measures :func:`sampling_mismatch` on each seed's first
+batch. The stress makes every arm's reward fall: the arms are compared partly on how they crash
+(the claims' notes). Departures: labkit samples with the trained
 model, so pi_old is recomputed by the trainer (the report's pi_old is the inference engine's
 probability, which also carries train/inference mismatch); without the keep mask, labkit's
 pi_old is untruncated, so the ratio pi_theta / pi_old is consistent but both differ from the
@@ -24,7 +27,10 @@ import pandas as pd
 import torch
 
 from labkit.algos.grpo import GRPOTrainer
-from labkit.experiments.off_policy import STRESS, compare_stability, stability
+from labkit.experiments.arms import grpo_run
+from labkit.experiments.claims import Claim
+from labkit.experiments.harness import Experiment, Outcome
+from labkit.experiments.off_policy import CRASH, STRESS, stability
 from labkit.models.rollout import completion_logprobs
 
 CLAIM = (
@@ -36,18 +42,20 @@ CLAIM = (
 )
 DELTA = 0.25
 """delta of the masking runs: just above -log(1 - eps) = 0.223 (eps 0.2), so a masked sequence's
-geometric-mean ratio is below PPO-clip's lower bound; it masks 5-7 % of sequences under STRESS."""
+geometric-mean ratio is below PPO-clip's lower bound."""
 TOP_P = 0.9
 
-
-def arms(delta: float = DELTA, top_p: float = TOP_P) -> dict:
-    """name -> GRPOConfig overrides: the masking pair and the keep-sampling-mask pair."""
-    return {
-        "grpo": {},
-        f"grpo + seq mask (delta {delta:g})": {"off_policy_mask": delta},
-        f"top_p {top_p:g}": {"top_p": top_p},
-        f"top_p {top_p:g} + keep mask": {"top_p": top_p, "truncated_logprobs": True},
-    }
+PLAIN, MASKED = "grpo", f"grpo + seq mask (delta {DELTA:g})"
+TOP, KEPT = f"top_p {TOP_P:g}", f"top_p {TOP_P:g} + keep mask"
+PROBE = "probe: top-p sampling mismatch"
+ARMS = {
+    PLAIN: {},
+    MASKED: {"off_policy_mask": DELTA},
+    TOP: {"top_p": TOP_P},
+    KEPT: {"top_p": TOP_P, "truncated_logprobs": True},
+    PROBE: {"top_p": TOP_P},
+}
+"""name -> GRPOConfig overrides: the masking pair, the keep-sampling-mask pair, and the probe."""
 
 
 def extra(metrics: pd.DataFrame) -> dict:
@@ -55,44 +63,6 @@ def extra(metrics: pd.DataFrame) -> dict:
     q = max(1, len(metrics) // 4)
     frac = metrics["mask/off_policy_frac"].mean() if "mask/off_policy_frac" in metrics else 0.0
     return {"masked frac": frac, "entropy (last 1/4)": metrics["entropy"].iloc[-q:].mean()}
-
-
-def run(
-    fast: bool = False,
-    seeds=(0, 1),
-    steps: int | None = None,
-    delta: float = DELTA,
-    top_p: float = TOP_P,
-    stress: dict | None = None,
-    progress: bool = True,
-) -> dict:
-    """Each arm of :func:`arms` under ``STRESS`` (updated by ``stress``) on each seed. Full: 60
-    steps x 2 seeds; fast: 6 steps x 1 seed. Returns ``{"table", "logs" (first seed),
-    "mismatch", "config"}``."""
-    stress = {**STRESS, "loss_type": "grpo", **(stress or {})}
-    steps = steps or (6 if fast else 60)
-    seeds = seeds[:1] if fast else seeds
-    rows, logs = [], {}
-    for seed in seeds:
-        for name, kw in arms(delta, top_p).items():
-            tr = GRPOTrainer(
-                "tiny", task="addition", seed=seed, max_steps=steps, **{**stress, **kw}
-            )
-            log = tr.train(progress=progress)
-            rows.append({"arm": name, "seed": seed, **stability(log.metrics), **extra(log.metrics)})
-            if seed == seeds[0]:
-                logs[name] = log
-    return {
-        "table": pd.DataFrame(rows),
-        "logs": logs,
-        "mismatch": sampling_mismatch(seed=seeds[0], top_p=top_p),
-        "config": {"steps": steps, "seeds": list(seeds), "delta": delta, "top_p": top_p, **stress},
-    }
-
-
-def summary(results: dict) -> pd.DataFrame:
-    """The table averaged over seeds, one row per arm."""
-    return results["table"].drop(columns="seed").groupby("arm", sort=False).mean()
 
 
 @torch.no_grad()
@@ -125,28 +95,91 @@ def sampling_mismatch(seed: int = 0, top_p: float = TOP_P) -> dict:
     }
 
 
-def verdict(results: dict) -> str:
-    """Plain words with the numbers: does each trick lower the drawdown without lowering the
-    final reward, and what does the keep mask change in ratio spread and kl/old?"""
-    t, names, mm = summary(results), list(summary(results).index), results["mismatch"]
-    lines = [
-        (
-            f"sampling mismatch without the keep mask (top_p {results['config']['top_p']}): "
-            f"{mm['truncated steps frac']:.2f} of tokens were sampled from a truncated step; "
-            f"log mu - log pi = {mm['log mu - log pi mean']:.3f} on average "
-            f"(max {mm['log mu - log pi max']:.3f})."
-        )
-    ]
-    for name, row in t.iterrows():
-        lines.append(
-            f"{name}: reward {row['reward (last 1/4)']:.3f}, drawdown {row['drawdown']:.3f}"
-            f", ratio [{row['ratio/min']:.3g}, {row['ratio/max']:.3g}], kl/old "
-            f"{row['kl/old']:.3g}, masked {row['masked frac']:.3f}, entropy "
-            f"{row['entropy (last 1/4)']:.3f}"
-        )
-    for base, trick, what in (
-        (names[0], names[1], "off-policy sequence masking"),
-        (names[2], names[3], "keep sampling mask"),
-    ):
-        lines.append(compare_stability(t, base, trick, f"{what} more stable"))
-    return "\n".join(lines)
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed: GRPO under ``STRESS`` with the arm's trick, summarised by
+    ``off_policy.stability`` and :func:`extra`; or the probe, :func:`sampling_mismatch`."""
+    if arm == PROBE:
+        out = sampling_mismatch(seed=seed, top_p=settings["top_p"])
+        tick(steps, steps)
+        return Outcome(out, pd.DataFrame({"step": pd.Series(dtype="int64")}))
+    trainer = grpo_run(
+        "tiny",
+        settings,
+        seed=seed,
+        steps=steps,
+        run_name=run_name,
+        tick=tick,
+        task="addition",
+        track_kl=False,
+        save_steps=max(1, steps // 3),
+        **(STRESS | {"loss_type": "grpo"}),
+    )
+    m = trainer.log.metrics
+    return Outcome({**stability(m), **extra(m)}, m)
+
+
+SOURCE = "DeepSeek-V3.2 (2512.02556) sec. 3.1"
+
+
+def _trick(key, text, *, arm, baseline, metric, direction, note=CRASH) -> Claim:
+    """A claim that ``arm`` (a trick) beats ``baseline`` (without it) on ``metric``."""
+    return Claim(
+        key, text, SOURCE, metric=metric, arm=arm, baseline=baseline, direction=direction, note=note
+    )
+
+
+EXPERIMENT = Experiment(
+    name="v32_tricks",
+    lab="81_v32_off_policy_tricks",
+    arms=ARMS,
+    train=train,
+    steps=60,
+    fast_steps=4,
+    curves=("reward/mean", "mask/off_policy_frac", "kl/old", "entropy", "ratio/max"),
+    claims=(
+        _trick(
+            "mask-reward",
+            "off-policy sequence masking stabilises training under mu > 1: higher final reward",
+            arm=MASKED,
+            baseline=PLAIN,
+            metric="reward (last 1/4)",
+            direction=1,
+        ),
+        _trick(
+            "mask-drawdown",
+            "off-policy sequence masking stabilises training under mu > 1: smaller drawdown",
+            arm=MASKED,
+            baseline=PLAIN,
+            metric="drawdown",
+            direction=-1,
+        ),
+        _trick(
+            "keep-reward",
+            "keeping the top-p sampling mask at training helps: higher final reward",
+            arm=KEPT,
+            baseline=TOP,
+            metric="reward (last 1/4)",
+            direction=1,
+            note=f"{CRASH}; the report's benefit, language consistency, has no counterpart here",
+        ),
+        _trick(
+            "keep-drawdown",
+            "keeping the top-p sampling mask at training helps: smaller drawdown",
+            arm=KEPT,
+            baseline=TOP,
+            metric="drawdown",
+            direction=-1,
+            note=f"{CRASH}; the report's benefit, language consistency, has no counterpart here",
+        ),
+        _trick(
+            "keep-kl-old",
+            "keeping the top-p sampling mask keeps pi_theta closer to pi_old (one action space)",
+            arm=KEPT,
+            baseline=TOP,
+            metric="kl/old",
+            direction=-1,
+            note=f"{CRASH}; the mismatch the report removes, read as approx KL to pi_old",
+        ),
+    ),
+    live={"arms": [PLAIN, MASKED, TOP, KEPT], "seeds": (0, 1), "steps": 60},
+)
