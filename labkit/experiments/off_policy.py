@@ -192,7 +192,14 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
         counts = silenced_tokens(seed=seed, updates=settings["updates"])
         tick(steps, steps)
         return Outcome(silenced_summary(counts), pd.DataFrame({"step": pd.Series(dtype="int64")}))
-    trainer = grpo_run(
+    trainer = stress_run(settings, seed=seed, steps=steps, run_name=run_name, tick=tick)
+    return Outcome(stability(trainer.log.metrics), trainer.log.metrics)
+
+
+def stress_run(settings: dict, *, seed: int, steps: int, run_name: str, tick, **overrides):
+    """A resumable GRPO run of ``settings`` on 2-digit addition under :data:`STRESS` (with
+    ``overrides`` on top), checkpointed three times: the run of this lab and of lab 81."""
+    return grpo_run(
         "tiny",
         settings,
         seed=seed,
@@ -202,9 +209,8 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
         task="addition",
         track_kl=False,
         save_steps=max(1, steps // 3),
-        **STRESS,
+        **(STRESS | overrides),
     )
-    return Outcome(stability(trainer.log.metrics), trainer.log.metrics)
 
 
 GSPO_SOURCE = "Zheng et al. 2025, GSPO (2507.18071)"

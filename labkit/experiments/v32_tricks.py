@@ -27,10 +27,9 @@ import pandas as pd
 import torch
 
 from labkit.algos.grpo import GRPOTrainer
-from labkit.experiments.arms import grpo_run
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
-from labkit.experiments.off_policy import CRASH, STRESS, stability
+from labkit.experiments.off_policy import CRASH, STRESS, stability, stress_run
 from labkit.models.rollout import completion_logprobs
 
 CLAIM = (
@@ -102,17 +101,8 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
         out = sampling_mismatch(seed=seed, top_p=settings["top_p"])
         tick(steps, steps)
         return Outcome(out, pd.DataFrame({"step": pd.Series(dtype="int64")}))
-    trainer = grpo_run(
-        "tiny",
-        settings,
-        seed=seed,
-        steps=steps,
-        run_name=run_name,
-        tick=tick,
-        task="addition",
-        track_kl=False,
-        save_steps=max(1, steps // 3),
-        **(STRESS | {"loss_type": "grpo"}),
+    trainer = stress_run(
+        settings, seed=seed, steps=steps, run_name=run_name, tick=tick, loss_type="grpo"
     )
     m = trainer.log.metrics
     return Outcome({**stability(m), **extra(m)}, m)
