@@ -68,12 +68,12 @@ class SFTTrainer(Trainer):
             "pairs": [(r["prompt"], r["target"]) for r in rows],
         }
 
+    def draw_pairs(self) -> list[tuple[str, str]]:
+        """The step's batch: ``batch_size`` pairs drawn uniformly with replacement."""
+        return [self.rng.choice(self.pairs) for _ in range(self.config.batch_size)]
+
     def train_step(self) -> StepRecord:
-        batch = tokenize_pairs(
-            self.tokenizer,
-            [self.rng.choice(self.pairs) for _ in range(self.config.batch_size)],
-            self.device,
-        )
+        batch = tokenize_pairs(self.tokenizer, self.draw_pairs(), self.device)
         self.model.train()
         loss = -masked_mean(completion_logprobs(self.model, batch), batch.completion_mask)
         grad_norm = self.optimizer_step(loss)
