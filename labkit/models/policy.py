@@ -26,6 +26,7 @@ BUILTIN = {
     "tiny-babble": CHECKPOINTS / "tiny-babble",  # scripts/make_babble_checkpoint.py
     "tiny-think": CHECKPOINTS / "tiny-think",  # scripts/make_scratchpad_checkpoint.py
     "tiny-direct": CHECKPOINTS / "tiny-direct",
+    "tiny-graded": CHECKPOINTS / "tiny-graded",  # scripts/make_graded_checkpoint.py
     "tiny-tools": CHECKPOINTS / "tiny-tools",
 }  # scripts/make_tools_checkpoint.py
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]

@@ -7,6 +7,7 @@ offline. ``get_task(name)`` returns a :class:`Task`.
   arithmetic  ``Addition``: two n-digit numbers, ``"07+35="`` -> ``"42"``
   ramble      ``AdditionRamble``: addition graded on the leading integer (room for length)
   scratchpad  ``Scratchpad``: five digits to add, ``<think>`` running sums then ``<answer>``
+  graded      ``Graded``: 2-5 one-digit or 2-3 two-digit numbers to add: graded difficulty
   curriculum  ``PassRateSampler``: any task's prompts drawn by their running pass rate (Kimi k1.5)
   prompts     ``ShortPrompts``: short open-ended prompts shipped in ``labkit/data``
   hub         ``from_dataset`` (any prompt/answer dataset through ``datasets``), ``gsm8k``
@@ -18,6 +19,7 @@ offline. ``get_task(name)`` returns a :class:`Task`.
 from labkit.tasks.arithmetic import Addition
 from labkit.tasks.base import Task, max_completion_tokens
 from labkit.tasks.curriculum import PassRateSampler
+from labkit.tasks.graded import Graded
 from labkit.tasks.hub import DatasetTask, from_dataset, gsm8k
 from labkit.tasks.prompts import ShortPrompts
 from labkit.tasks.ramble import AdditionRamble
@@ -30,6 +32,7 @@ TASKS = {
     "addition_ramble": AdditionRamble,
     "gsm8k": gsm8k,
     "scratchpad": Scratchpad,
+    "graded": Graded,
 }
 
 
@@ -76,6 +79,7 @@ __all__ = [
     "Addition",
     "AdditionRamble",
     "DatasetTask",
+    "Graded",
     "PassRateSampler",
     "Scratchpad",
     "TRLDataset",
