@@ -20,7 +20,7 @@ from labkit.algos.reward_model import RewardModelTrainer, load_reward_model
 from labkit.algos.sft import SFTTrainer
 from labkit.core import *  # the math: lk.gae, lk.kl_k3, lk.policy_loss, ...
 from labkit.integrations.trl_bridge import RunLogCallback, trl_config
-from labkit.models.policy import load_policy
+from labkit.models.policy import checkpoint_card, load_policy
 from labkit.models.rollout import Rollout
 from labkit.plots.report import report
 from labkit.plots.runs import compare_runs
@@ -46,6 +46,7 @@ __all__ = [
     "RunLogCallback",
     "SFTTrainer",
     "accuracy",
+    "checkpoint_card",
     "classic",
     "compare_frame",
     "compare_runs",

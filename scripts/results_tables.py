@@ -41,17 +41,16 @@ def readme_text(found: dict) -> str:
 
 def lab_sources(found: dict) -> dict[pathlib.Path, str]:
     """Each lab notebook's JSON with its generated "measured" cell rewritten."""
-    out = {}
+    notebooks = {}  # a lab may show several experiments: each rewrites its own cell
     for name, (result, lab) in found.items():
         path = ROOT / "labs" / f"{lab}.ipynb"
-        nb = json.loads(path.read_text())
+        nb = notebooks.setdefault(path, json.loads(path.read_text()))
         mark = tables.MARK.format(name)
         cells = [c for c in nb["cells"] if "".join(c["source"]).startswith(mark)]
         if not cells:
             raise ValueError(f"{path} has no markdown cell starting with {mark!r}")
         cells[0]["source"] = tables.measured_section(result).splitlines(keepends=True)
-        out[path] = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
-    return out
+    return {p: json.dumps(nb, indent=1, ensure_ascii=False) + "\n" for p, nb in notebooks.items()}
 
 
 def main() -> None:

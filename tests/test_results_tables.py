@@ -50,6 +50,21 @@ def test_each_lab_draws_its_stored_result_before_its_live_cell(name):
     nb = nbformat.read(ROOT / "labs" / f"{exp.lab}.ipynb", as_version=4)
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     load = next(i for i, c in enumerate(code) if f'lk.experiments.load("{name}")' in c)
-    live = next(i for i, c in enumerate(code) if "run_live(" in c)
+    live = next(i for i, c in enumerate(code) if "run_live(" in c and i > load)
     figure = next(i for i, c in enumerate(code) if ".show()" in c and i > load)
     assert load < figure < live, f"{exp.lab}: the stored figures come before the live cell"
+
+
+def test_a_wide_summary_is_tabled_one_metric_a_row():
+    import pandas as pd
+
+    from labkit.experiments import tables
+    from labkit.experiments.harness import Result
+
+    cols = {f"m{i}": [1.0, 3.0, 2.0] for i in range(tables.WIDE + 1)}
+    s = pd.DataFrame({"arm": ["a", "a", "b"], "seed": [0, 1, 0], **cols})
+    lines = tables.arm_table(Result("x", s, pd.DataFrame(), [])).splitlines()
+    assert lines[0] == "| metric | a (2 seeds) | b (1 seeds) |"
+    assert len(lines) == 2 + tables.WIDE + 1 and lines[2].startswith("| m0 | 2 ± ")
+    narrow = tables.arm_table(Result("x", s[["arm", "seed", "m0"]], pd.DataFrame(), []))
+    assert narrow.splitlines()[0] == "| arm | seeds | m0 |"

@@ -26,16 +26,12 @@ pool), 5 seeds; a 6-step pilot on seed 100 measured only the time per step (1.9 
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
-
 from labkit.experiments.arms import grpo_run
+from labkit.experiments.cells import changes, heldout_cells
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
-from labkit.experiments.r1_zero import CURVES, METRICS, SETUP, W_FORMAT, slope, thinks
+from labkit.experiments.r1_zero import CURVES, METRICS, SETUP, W_FORMAT, slope
 from labkit.models.policy import load_policy
-from labkit.runs.evaluate import probe
-from labkit.tasks.graded import Graded
 
 CLAIM = (
     "DeepSeek-R1-Zero (DeepSeek-AI 2025, arXiv 2501.12948, sec. 2.2.4, fig. 3): RL with an "
@@ -45,58 +41,15 @@ CLAIM = (
     "learns to think more where a thought pays (2x2) than where it does not (5x1)."
 )
 MODEL = "tiny-graded"
-HARD, EASY = ("2x2", "3x2"), ("2x1", "3x1", "4x1", "5x1")
 PAYS, DOES_NOT = "2x2", "5x1"
 """The cells where forcing a thought helps most and not at all (tiny-graded's card)."""
 HELDOUT = {"full": 128, "fast": 8}
 """Held-out prompts per cell (all of them at 128; 2x1 has 20), one sample each at T = 1."""
-STATS = ("pass", "think", "length")
 ARMS = {
     "think + format": {"reward_weights": [1.0, W_FORMAT]},
     "acc only": {"reward_weights": [1.0, 0.0]},
 }
 """Arm -> the weights of ``[answer_match, think_format]``."""
-
-
-def heldout_cells(model, tokenizer, per_cell: int, seed: int) -> dict:
-    """Held-out pass rate, think rate (:func:`~labkit.experiments.r1_zero.thinks`) and mean
-    completion length (characters) per cell, for the hard and easy cells pooled and over all:
-    ``{"pass (2x2)": .., "think (hard)": .., ...}``."""
-    task = Graded()
-    taken: dict[str, int] = {}
-    examples = []
-    for e in task.heldout:
-        b = e.columns["bucket"]
-        if taken.get(b, 0) < per_cell:
-            taken[b] = taken.get(b, 0) + 1
-            examples.append(e)
-    p = probe(model, tokenizer, task, examples=examples, seed=seed)
-    cells = {b: [i for i, e in enumerate(examples) if e.columns["bucket"] == b] for b in taken}
-    groups = cells | {
-        "hard": [i for b in HARD for i in cells.get(b, [])],
-        "easy": [i for b in EASY for i in cells.get(b, [])],
-        "all": list(range(len(examples))),
-    }
-    ok = np.array(p.correct, dtype=float)
-    think = np.array(thinks(p.completions))
-    length = np.array([len(c) for c in p.completions], dtype=float)
-    out = {}
-    for g, idx in groups.items():
-        out |= {f"pass ({g})": ok[idx].mean(), f"think ({g})": think[idx].mean()}
-        out[f"length ({g})"] = length[idx].mean()
-    return out
-
-
-def changes(before: dict, after: dict) -> dict:
-    """``<stat> before``, ``<stat> after`` and ``<stat> gain`` for every held-out stat.
-
-    >>> changes({"pass (all)": 0.5}, {"pass (all)": 0.75})
-    {'pass (all) before': 0.5, 'pass (all) after': 0.75, 'pass (all) gain': 0.25}
-    """
-    out = {}
-    for k, b in before.items():
-        out |= {f"{k} before": b, f"{k} after": after[k], f"{k} gain": after[k] - b}
-    return out
 
 
 def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
@@ -127,27 +80,6 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     summary["len/mean slope (2nd half)"] = slope(m[m["step"] > steps / 2], "len/mean")
     trainer.log.close()
     return Outcome(summary, m)
-
-
-def cell_table(summaries: pd.DataFrame, stat: str = "pass") -> pd.DataFrame:
-    """Per arm and cell (easiest first), the mean over seeds of ``stat`` before and after RL
-    and its gain: the per-difficulty table of lab 90.
-
-    >>> s = pd.DataFrame({"arm": ["a", "a"], "seed": [0, 1], "pass (2x1) before": [0.5, 0.7],
-    ...                   "pass (2x1) after": [0.9, 0.9], "pass (2x1) gain": [0.4, 0.2]})
-    >>> cell_table(s).round(2).to_dict("records")
-    [{'arm': 'a', 'cell': '2x1', 'before': 0.6, 'after': 0.9, 'gain': 0.3}]
-    """
-    rows = []
-    cells = [c for c in (*EASY, *HARD, "hard", "easy", "all") if f"{stat} ({c}) gain" in summaries]
-    for arm, d in summaries.groupby("arm", sort=False):
-        for c in cells:
-            k = f"{stat} ({c})"
-            rows.append(
-                {"arm": arm, "cell": c}
-                | {w: float(d[f"{k} {w}"].mean()) for w in ("before", "after", "gain")}
-            )
-    return pd.DataFrame(rows)
 
 
 SOURCE = "DeepSeek-R1 (DeepSeek-AI 2025, arXiv 2501.12948)"

@@ -66,22 +66,37 @@ def claims_table(results: dict[str, tuple[Result, str]]) -> str:
     return "\n".join(head + body)
 
 
+WIDE = 30
+"""Summaries with more columns than this are tabled one metric a row, one arm a column."""
+
+
 def arm_table(result: Result) -> str:
-    """Per arm, each summary column's mean ± the half-width of its 95 % t interval."""
+    """Per arm, each summary column's mean ± the half-width of its 95 % t interval (arms as
+    rows; as columns when there are more than ``WIDE`` summary columns)."""
     s = result.summaries
     cols = [c for c in s.columns if c not in ("arm", "seed")]
+    groups = list(s.groupby("arm", sort=False))
+    values = {arm: [mean_pm(d[c].dropna()) for c in cols] for arm, d in groups}
+    if len(cols) > WIDE:
+        head = "| metric | " + " | ".join(f"{cell(a)} ({len(d)} seeds)" for a, d in groups) + " |"
+        rows = [
+            f"| {cell(c)} | " + " | ".join(values[a][i] for a, _ in groups) + " |"
+            for i, c in enumerate(cols)
+        ]
+        return "\n".join([head, "|---" * (len(groups) + 1) + "|", *rows])
     lines = [
         "| arm | seeds | " + " | ".join(map(cell, cols)) + " |",
         "|---" * (len(cols) + 2) + "|",
     ]
-    for arm, d in s.groupby("arm", sort=False):
-        cells = []
-        for c in cols:
-            v = d[c].dropna()
-            half = stats.sem(v) * stats.t.ppf(0.975, len(v) - 1) if len(v) > 1 else float("nan")
-            cells.append(fmt(v.mean()) + ("" if math.isnan(half) else f" ± {fmt(half)}"))
-        lines.append(f"| {cell(arm)} | {len(d)} | " + " | ".join(cells) + " |")
+    for arm, d in groups:
+        lines.append(f"| {cell(arm)} | {len(d)} | " + " | ".join(values[arm]) + " |")
     return "\n".join(lines)
+
+
+def mean_pm(v: pd.Series) -> str:
+    """``mean ± half-width`` of the 95 % t interval (the mean alone for one value)."""
+    half = stats.sem(v) * stats.t.ppf(0.975, len(v) - 1) if len(v) > 1 else float("nan")
+    return fmt(v.mean()) + ("" if math.isnan(half) else f" ± {fmt(half)}")
 
 
 def measured_section(result: Result) -> str:

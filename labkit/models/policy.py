@@ -10,6 +10,7 @@ with ``from_pretrained``. :func:`add_lora` wraps a policy in a peft LoRA adapter
 from __future__ import annotations
 
 import copy
+import json
 import os
 import pathlib
 import string
@@ -116,6 +117,20 @@ def load_policy(name: str = "tiny", dtype: torch.dtype = torch.float32):
             f"{what}, and not loadable from the Hugging Face hub. Pass 'tiny' or a folder with "
             f"config.json. Cause: {e}"
         ) from None
+
+
+def checkpoint_card(name: str) -> dict:
+    """A shipped checkpoint's ``labkit_card.json``: how it was made and what it measured.
+
+    >>> checkpoint_card("tiny-graded")["task"]
+    'graded'
+    """
+    if name not in BUILTIN:
+        raise ValueError(f"checkpoint {name!r}: not shipped; one of {sorted(BUILTIN)}")
+    path = BUILTIN[name] / "labkit_card.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{name} has no card ({path}): its build script writes one")
+    return json.loads(path.read_text())
 
 
 def prepare_tokenizer(tok):
