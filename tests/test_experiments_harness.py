@@ -81,6 +81,34 @@ def test_a_stored_result_reads_back_whole(tmp_path, monkeypatch):
         results.load("missing")
 
 
+@pytest.mark.parametrize(
+    "values, want",
+    [
+        ([1.2e-8, 3.7e-9, 0.0, 2.2e-8, 7.5e-9], "reproduced"),  # float32 rounding, some spread
+        ([1.5e-8] * 5, "reproduced"),  # no spread: t's interval is undefined, the mean decides
+        ([0.0] * 5, "reproduced"),
+        ([2e-5] * 5, "not reproduced"),
+        ([1e-8, 1e-8, math.inf, 1e-8, 1e-8], "inconclusive"),  # a NaN/inf difference never passes
+    ],
+)
+def test_tiny_differences_keep_their_size_and_verdict_through_the_store(
+    values, want, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(results, "STORE", tmp_path)
+    parity = Claim("p", "A equals B", "s", metric="max |diff|", arm="A", direction=0, margin=1e-5)
+    s = pd.DataFrame({"arm": ["A"] * 5, "seed": range(5), "max |diff|": values})
+    results.store(Result("tiny", s, pd.DataFrame(), [parity], {}), command="pytest")
+    back = results.load("tiny")
+    # stored to six significant digits, not six decimal places (which made 1.2e-8 a 0.0)
+    assert back.summaries["max |diff|"].tolist() == pytest.approx(values, rel=1e-6)
+    assert back.summaries["seed"].tolist() == list(range(5))
+    (v,) = back.verdicts()
+    assert v.verdict == want
+    if math.isfinite(max(values)):
+        assert all(math.isfinite(x) for x in (v.mean, v.low, v.high))
+        assert v.low <= v.mean <= v.high
+
+
 def test_outcomes_round_trip_and_arms_have_folder_names():
     out = Outcome({"acc": 0.5}, pd.DataFrame({"step": [1], "entropy": [0.5]}))
     back = Outcome.from_json(out.to_json())

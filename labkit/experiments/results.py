@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import pathlib
 import platform
 import subprocess
 import sys
+from importlib import metadata
 
 import pandas as pd
 
@@ -50,12 +52,40 @@ def provenance(command: str) -> dict:
         "versions": {
             "torch": torch.__version__,
             "transformers": transformers.__version__,
+            "trl": _installed("trl"),
             "python": platform.python_version(),
         },
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "cores": os.cpu_count(),
         "machine": platform.machine(),
     }
+
+
+def _installed(package: str) -> str | None:
+    """The installed version of ``package`` (None: not installed)."""
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def significant(x: float, digits: int = 6) -> float:
+    """``x`` to ``digits`` significant digits, as the summaries are stored: a difference of
+    1.2e-8 stays 1.2e-08 (six *decimal places* would store it as 0.0, and an interval of zeros
+    would then say "exactly equal").
+
+    >>> significant(1.23456789e-8), significant(123456.789), significant(float("inf"))
+    (1.23457e-08, 123457.0, inf)
+    """
+    return float(f"{x:.{digits}g}")
+
+
+def summary_rows(summaries: pd.DataFrame) -> list[dict]:
+    """One JSON-ready dict per summary row: floats to six significant digits, NaN as None."""
+    rows = json.loads(summaries.to_json(orient="records"))  # arm, seed, ...: as they are
+    for row, floats in zip(rows, summaries.select_dtypes("floating").to_dict("records")):
+        row.update({c: None if math.isnan(v) else significant(v) for c, v in floats.items()})
+    return rows
 
 
 def store(result: Result, command: str | None = None) -> pathlib.Path:
@@ -66,7 +96,7 @@ def store(result: Result, command: str | None = None) -> pathlib.Path:
         "name": result.name,
         "meta": meta,
         "claims": [c.to_dict() for c in result.claims],
-        "summaries": json.loads(result.summaries.to_json(orient="records", double_precision=6)),
+        "summaries": summary_rows(result.summaries),
     }
     path = STORE / f"{result.name}.json"
     path.write_text(json.dumps(doc, indent=1) + "\n")
