@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import html
 import inspect
 import os
+import pathlib
 import random
+import sys
+import textwrap
 
 
 def fast_mode() -> bool:
@@ -48,3 +52,39 @@ def show_source(obj) -> None:
         display(Code(inspect.getsource(obj), language="python"))
     except ImportError:
         print(inspect.getsource(obj))
+
+
+def excerpt(obj, first: str, last: str | None = None) -> str:
+    """The lines of ``obj``'s source from the one holding ``first`` to the one holding ``last``,
+    dedented, under a comment that says where they are (package-relative file and lines): how a
+    lab quotes a library's lines beside labkit's.
+
+    >>> print(excerpt(fast_mode, "return os.environ"))  # doctest: +ELLIPSIS
+    # labkit.utils.fast_mode, labkit/utils.py:...
+    return os.environ.get("LABKIT_FAST", "") not in ("", "0", "false", "False")
+    """
+    lines, start = inspect.getsourcelines(obj)
+    at = []
+    for marker in (first, last or first):
+        hits = [k for k, line in enumerate(lines) if marker in line]
+        if len(hits) != 1:
+            raise ValueError(f"{obj.__qualname__}: {marker!r} is on {len(hits)} lines, not 1")
+        at.append(hits[0])
+    root = pathlib.Path(sys.modules[obj.__module__.split(".")[0]].__file__).parent.parent
+    path = pathlib.Path(inspect.getsourcefile(obj)).resolve().relative_to(root.resolve())
+    where = (
+        f"# {obj.__module__}.{obj.__qualname__}, {path.as_posix()}:{start + at[0]}-{start + at[1]}"
+    )
+    return where + "\n" + textwrap.dedent("".join(lines[at[0] : at[1] + 1])).rstrip("\n")
+
+
+def show_beside(left: str, right: str) -> None:
+    """Two code excerpts side by side in a notebook (one after the other elsewhere)."""
+    try:
+        from IPython.display import HTML, display
+    except ImportError:
+        print(left, right, sep="\n\n")
+        return
+    pre = '<pre style="flex: 1; min-width: 0; overflow-x: auto; font-size: 11px">{}</pre>'
+    cols = "".join(pre.format(html.escape(code)) for code in (left, right))
+    display(HTML(f'<div style="display: flex; gap: 1em">{cols}</div>'))

@@ -9,6 +9,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   alphazero         AlphaZero-style self-play on tic-tac-toe against random and MCTS (lab 25)
   kl_table          Schulman's KL table by Monte Carlo; KL in the reward vs as a loss (lab 10)
   why_not_learning  a healthy run against two faulty ones, named by the run doctor (lab 45)
+  trl_parity        the same batch through TRL's loss code and labkit's: values, gradients (lab 53)
   gpu, precision    the GPU lab's presets and CPU stand-in; log-prob error per precision (lab 51)
   tools             multi-turn GRPO: a calculator tool and a guessing game, env tokens masked (lab 60)
   clipping          clip fraction over mu x epsilon, clipped tokens (lab 73)
