@@ -25,6 +25,7 @@ import re
 import tempfile
 from unittest import mock
 
+import pandas as pd
 import torch
 
 from labkit.core import group_advantages, policy_loss
@@ -228,6 +229,23 @@ def grpo_labkit(batch: Batch, **cfg) -> Side:
     clipped = st["clip/ratio_high" if cfg.get("loss_type") == "cispo" else "clip/region"]
     kl = st["kl"].item() if beta else None  # TRL logs the KL only when beta > 0
     return Side(loss.detach(), grad, {"kl": kl, "clipped": clipped.item()})
+
+
+def per_token(batch: Batch, theirs: Side, ours: Side) -> pd.DataFrame:
+    """One row per real token of ``batch``: its sequence and position, ratio and advantage, and
+    each side's d loss / d log pi_theta with their difference."""
+    i, t = batch.mask.nonzero(as_tuple=True)  # [N], [N]
+    return pd.DataFrame(
+        {
+            "seq": i,
+            "t": t,
+            "ratio": (batch.logp - batch.old_logp).exp()[i, t],
+            "A": batch.advantages[i],
+            "dL/dlogp TRL": theirs.grad[i, t],
+            "dL/dlogp labkit": ours.grad[i, t],
+            "|diff|": (theirs.grad - ours.grad).abs()[i, t],
+        }
+    )
 
 
 def advantages_trl(batch: Batch, scale_rewards: str = "group") -> Side:

@@ -161,6 +161,14 @@ def differences(trl: Side, ours: Side) -> dict:
     return d
 
 
+def on_batch(arm: str, seed: int = 0) -> dict:
+    """``arm`` on the batch of ``seed`` (the stored run's first batch of that seed): TRL's loss,
+    labkit's, and the batch's row of differences."""
+    trl, ours = compare(ARMS[arm], seed)
+    losses = {"TRL": trl.value.item(), "labkit": ours.value.item()} if trl.grad is not None else {}
+    return {**losses, **differences(trl, ours)}
+
+
 def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
     """``steps`` random batches of ``seed`` through TRL's side and labkit's, each batch a row of
     the run log; the summary is each difference's largest and the clip fraction's mean."""
