@@ -21,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import os
 import re
 import tempfile
+import warnings
 from unittest import mock
 
 import pandas as pd
@@ -96,7 +98,9 @@ def make_batch(seed: int) -> Batch:
 
 @contextlib.contextmanager
 def quiet():
-    """No progress bars while TRL loads the tiny policy and maps its one-row dataset."""
+    """No progress bars or FutureWarnings while TRL loads the tiny policy, maps its one-row
+    dataset, precomputes reference log-probs or samples (transformers' deprecation notices,
+    reached through TRL, are not this lab's business)."""
     import datasets
     from transformers.utils import logging
 
@@ -104,7 +108,9 @@ def quiet():
     datasets.disable_progress_bars()
     logging.disable_progress_bar()
     try:
-        yield
+        with mock.patch.dict(os.environ, {"TQDM_DISABLE": "1"}), warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            yield
     finally:
         if bars[0]:
             datasets.enable_progress_bars()
