@@ -164,24 +164,33 @@ ARMS = {
 """Arm -> cold start and the weights of ``[answer_match, think_format]``."""
 
 
+def recipe_run(model, weights, task, seed, steps, run_name, tick, **overrides):
+    """A resumable GRPO run of R1-Zero's rewards ``[answer_match, think_format]`` with
+    ``weights`` (the weight-0 ``METRICS`` logged beside them) on ``task`` from ``model``:
+    ``SETUP`` with ``overrides``, checkpoints every third of the run, no KL tracking."""
+    return grpo_run(
+        model,
+        {"reward_weights": [*weights, *[0.0] * len(METRICS)]},
+        seed=seed,
+        steps=steps,
+        run_name=run_name,
+        tick=tick,
+        reward_funcs=["answer_match", "think_format", *METRICS],
+        task=task,
+        track_kl=False,
+        save_steps=max(1, steps // 3),
+        **(SETUP | overrides),
+    )
+
+
 def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
     """One arm on one seed: GRPO on ``scratchpad`` from the arm's cold start (``SETUP``, the
     weight-0 ``METRICS`` logged), held-out stats before and after, and the training batch's
     length slope over the second half of the run."""
     n = HELDOUT["fast" if fast else "full"]
     before = heldout(*load_policy(settings["model"]), n=n, seed=seed)
-    trainer = grpo_run(
-        settings["model"],
-        {"reward_weights": [*settings["reward_weights"], *[0.0] * len(METRICS)]},
-        seed=seed,
-        steps=steps,
-        run_name=run_name,
-        tick=tick,
-        reward_funcs=["answer_match", "think_format", *METRICS],
-        task="scratchpad",
-        track_kl=False,
-        save_steps=max(1, steps // 3),
-        **SETUP,
+    trainer = recipe_run(
+        settings["model"], settings["reward_weights"], "scratchpad", seed, steps, run_name, tick
     )
     m = trainer.log.metrics
     after = heldout(trainer.model, trainer.tokenizer, n=n, seed=seed)
