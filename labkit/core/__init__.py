@@ -11,6 +11,12 @@ from labkit.core.advantages import (
     rloo_advantages,
     whiten,
 )
+from labkit.core.first_order import (
+    gradient_agreement,
+    sequence_ratio,
+    sequence_surrogate,
+    token_surrogate,
+)
 from labkit.core.kl import (
     kl_estimate,
     kl_exact,
@@ -54,6 +60,7 @@ __all__ = [
     "fisher_vector_product",
     "flat_grad",
     "gae",
+    "gradient_agreement",
     "group_advantages",
     "importance_ratio",
     "kl_estimate",
@@ -73,7 +80,10 @@ __all__ = [
     "proportional_kl_beta",
     "reinforce_advantages",
     "rloo_advantages",
+    "sequence_ratio",
+    "sequence_surrogate",
     "token_logprobs",
+    "token_surrogate",
     "token_weights",
     "truncated_is_weight",
     "value_loss",
