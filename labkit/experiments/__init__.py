@@ -20,6 +20,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   entropy_kl        entropy collapse and what holds it; the beta frontier; KL placement (lab 78)
   ppo_seed          PPO as the seed writes it: entropy term, KL clamp, value clipping (lab 79)
   off_policy        GRPO vs GSPO vs CISPO under off-policy stress (lab 80)
+  token_vs_sequence the token objective's gradient against the sequence one's as pi drifts (lab 82)
   v32_tricks        DeepSeek-V3.2's off-policy sequence masking and keep-sampling-mask (lab 81)
   r1_zero           R1-Zero at toy scale: accuracy, thinking and length under RL (lab 90)
   language          R1's language-consistency reward against mixed notations (lab 91)
