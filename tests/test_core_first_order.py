@@ -119,7 +119,13 @@ def test_gradient_agreement_cases():
     assert [float(st[k]) for k in ("cos", "rel_err", "norm_ratio")] == [1.0, 0.0, 1.0]
     st = gradient_agreement(-g, g)
     assert [float(st[k]) for k in ("cos", "rel_err", "norm_ratio")] == [-1.0, 2.0, 1.0]
-    assert float(gradient_agreement(g, torch.zeros(2))["cos"]) == 0.0  # not NaN
+    # a zero reference (all advantages 0): nothing is measured, so NaN, never 0
+    assert all(math.isnan(float(v)) for v in gradient_agreement(g, torch.zeros(2)).values())
+    st = gradient_agreement(torch.zeros(2), g)
+    assert math.isnan(float(st["cos"])) and [float(st["rel_err"]), float(st["norm_ratio"])] == [
+        1,
+        0,
+    ]
 
 
 def test_gradient_agreement_is_exact_over_a_million_fp32_entries():

@@ -71,3 +71,14 @@ def test_loglog_slope_closed_forms():
     assert tv.loglog_slope(x, 0.1 * x**0.5) == pytest.approx(0.5)
     assert tv.loglog_slope([0.0, 1e-3, 1e-2, 1e-1], [1.0, 1e-3, 1e-2, 1e-1]) == pytest.approx(1.0)
     assert math.isnan(tv.loglog_slope([1e-3, 1e-2], [1.0, 2.0]))  # under 3 points
+
+
+def test_summary_skips_updates_without_a_gradient():
+    """A batch with A = 0 everywhere: rel_err and cos NaN (no gradient); its KL still counts."""
+    extra = pd.DataFrame(
+        {"step": [3, 3, 3], "update": [0, 1, 2], "cos": math.nan, "rel_err": math.nan}
+    ).assign(kl=[0.0, 0.3, 0.5])
+    s, s0 = tv.summary(pd.concat([ROWS, extra], ignore_index=True)), tv.summary(ROWS)
+    for key in ("rel. error (first update)", "log10 rel. error (last update)", "cos (last update)"):
+        assert s[key] == pytest.approx(s0[key]), key
+    assert s["KL to mu_old (last update)"] == pytest.approx((1e-2 + 4e-2 + 0.5) / 3)

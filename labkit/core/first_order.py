@@ -91,18 +91,23 @@ def sequence_surrogate(
 
 def gradient_agreement(g: torch.Tensor, g_ref: torch.Tensor) -> dict:
     """How far gradient ``g`` [N] is from ``g_ref`` [N]: ``cos`` (their cosine), ``rel_err`` =
-    |g - g_ref| / |g_ref| (the approximation's relative error), ``norm_ratio`` = |g| / |g_ref|
-    (a zero norm is taken as 1e-30: cos 0, not NaN). Computed in float64: an fp32 dot product
-    over the tiny policy's ~1e6 parameters is off by ~1e-4 (a cosine of 1.0001 at g = g_ref).
+    |g - g_ref| / |g_ref| (the approximation's relative error), ``norm_ratio`` = |g| / |g_ref|.
+    Undefined values are NaN, not a number that would pass for a measurement: all three when
+    g_ref = 0 (a batch whose advantages are all 0 gives g = g_ref = 0), the cosine when g = 0.
+    Computed in float64: an fp32 dot product over the tiny policy's ~1e6 parameters is off by
+    ~1e-4 (a cosine of 1.0001 at g = g_ref).
 
     >>> st = gradient_agreement(torch.tensor([1.0, 0.0]), torch.tensor([1.0, 1.0]))
     >>> [round(float(st[k]), 4) for k in ("cos", "rel_err", "norm_ratio")]
     [0.7071, 0.7071, 0.7071]
+    >>> gradient_agreement(torch.zeros(2), torch.zeros(2))["rel_err"]
+    tensor(nan, dtype=torch.float64)
     """
     g, g_ref = g.double(), g_ref.double()  # [N], [N]
-    n, n_ref = g.norm(), g_ref.norm().clamp(min=1e-30)
+    n, n_ref = g.norm(), g_ref.norm()
+    nan = torch.full_like(n, float("nan"))
     return {
-        "cos": (g @ g_ref) / (n * n_ref).clamp(min=1e-30),
-        "rel_err": (g - g_ref).norm() / n_ref,
-        "norm_ratio": n / n_ref,
+        "cos": torch.where(n * n_ref > 0, (g @ g_ref) / (n * n_ref), nan),
+        "rel_err": torch.where(n_ref > 0, (g - g_ref).norm() / n_ref, nan),
+        "norm_ratio": torch.where(n_ref > 0, n / n_ref, nan),
     }

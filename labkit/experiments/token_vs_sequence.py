@@ -111,9 +111,9 @@ class AgreementTrainer(GRPOTrainer):
         """GRPO's step; its metrics gain the mean over its inner updates of ``cos``,
         ``rel_err`` and ``kl`` (what a live figure draws, as the stored curves average)."""
         record = super().train_step()
-        rows = [r for r in self.agreement if r["step"] == self.global_step + 1]
+        rows = pd.DataFrame([r for r in self.agreement if r["step"] == self.global_step + 1])
         for key in ("cos", "rel_err", "kl"):
-            record.metrics[key] = sum(r[key] for r in rows) / len(rows)
+            record.metrics[key] = float(rows[key].mean())  # NaN (no gradient) skipped
         return record
 
 
@@ -178,7 +178,9 @@ def summary(rows: pd.DataFrame) -> dict:
     = pi_theta_old) and the last (mu - 1, the stalest), means over steps of the relative error,
     of its log10 (floored at ``FLOOR``), of the cosine and of the drift KL; and over the updates
     after the first, the log-log slope of the relative error on KL, minus 1/2 (0 when the
-    error is first order in delta, KL second).
+    error is first order in delta, KL second). A batch whose advantages are all 0 has no
+    gradient: its relative error and cosine are NaN (:func:`gradient_agreement`) and the means
+    skip them; its drift KL counts.
 
     >>> r = pd.DataFrame({"step": [1, 1, 2, 2], "update": [0, 1, 0, 1], "cos": [1.0, 0.8, 1.0, 0.6],
     ...                   "rel_err": [0.0, 0.1, 1e-6, 0.2], "kl": [0.0, 0.01, 0.0, 0.04]})
