@@ -37,11 +37,27 @@ def test_the_trainer_reports_every_completion_and_the_task_is_delegated():
     assert t.heldout == get_task("addition").heldout
 
 
+def test_easy_first_unlocks_the_cells_in_order_and_resumes_with_its_draws():
+    t = PassRateSampler(get_task("graded"), weight="easy-first", pool=300, seed=1, horizon=6)
+    rng, cells = random.Random(0), []
+    for _ in range(7):
+        cells.append({e.columns["bucket"] for e in t.sample_prompts(200, rng)})
+    order = ["2x1", "3x1", "4x1", "5x1", "2x2", "3x2"]  # Graded's cells, easiest first
+    assert cells == [set(order[:k]) for k in (1, 2, 3, 4, 5, 6, 6)]
+    again = get_task("graded+easy-first", **t.spec())
+    again.load_state_dict(t.state_dict())
+    assert again.draws == 7 and again.weights() == t.weights()
+
+
 def test_bad_input_names_the_field():
     with pytest.raises(ValueError, match="weight"):
         PassRateSampler(get_task("addition"), weight="hardest")
     with pytest.raises(ValueError, match="pool"):
         PassRateSampler(get_task("addition"), pool=0)
+    with pytest.raises(ValueError, match="difficulty cells .* horizon"):
+        PassRateSampler(get_task("addition"), weight="easy-first", horizon=10)
+    with pytest.raises(ValueError, match="horizon"):
+        PassRateSampler(get_task("graded"), weight="easy-first")
 
 
 # a short GRPO run on a 6-prompt pool: after a few steps the failure weights differ a lot

@@ -59,6 +59,7 @@ def choose(name: str, value: str, choices: tuple[str, ...]) -> str:
 REJECTION_KEEPS = ("correct", "correct_think")
 """Which samples rejection sampling keeps (``labkit.algos.rejection``): verified-correct, or
 verified-correct with a non-empty ``<think>`` (R1's "correct and well formed" traces)."""
-SAMPLER_WEIGHTS = ("uniform", "failure", "variance")
+SAMPLER_WEIGHTS = ("uniform", "failure", "variance", "easy-first")
 """How ``labkit.tasks.curriculum.PassRateSampler`` weighs a prompt by its pass rate s: equally,
-1 - s (Kimi k1.5's prioritized sampling), or s (1 - s) (where a GRPO group has signal)."""
+1 - s (Kimi k1.5's prioritized sampling), or s (1 - s) (where a GRPO group has signal); or, by
+its difficulty cell, easiest cells first (Kimi k1.5's curriculum sampling)."""
