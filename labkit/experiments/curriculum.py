@@ -14,11 +14,12 @@ pool of 256 (about 43 per cell) so each is drawn several times, drawn by
 :class:`~labkit.tasks.curriculum.PassRateSampler`: ``uniform``, ``failure`` (Kimi's
 prioritized sampling), ``variance`` (s (1 - s)) or ``easy-first`` (one more cell unlocked every
 sixth of the run, easiest first). Every arm runs on the same seeds (a seed fixes the pool, the
-policy's sampling and the updates), same budget: 60 steps, fixed before the run (the CPU's budget: 4 arms x 5 seeds). Summarised by
-the held-out pass rate per cell after training (every held-out prompt, one sample at T = 1;
-:mod:`labkit.experiments.cells`), the share of zero-spread groups (``adv/frac_zero_std``: no
-gradient), the training batches' accuracy (how hard the drawn prompts were), the share of draws
-from the hard (two-digit) cells and the pool prompts never drawn.
+policy's sampling and the updates), same budget: 60 steps, fixed before the run (the CPU's
+budget: 4 arms x 5 seeds). Summarised by the held-out pass rate per cell after training (every
+held-out prompt, one sample at T = 1; :mod:`labkit.experiments.cells`), the share of zero-spread
+groups (``adv/frac_zero_std``: no gradient), the training batches' accuracy (how hard the drawn
+prompts were), the share of draws from the hard (two-digit) cells and the pool prompts never
+drawn.
 
 Departure: a prompt's pass rate is counted over the whole run (Kimi does not say how it ages).
 """
