@@ -32,7 +32,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   rft               DeepSeekMath's offline RFT, online RFT and GRPO on equal samples (lab 94)
   prm               outcome vs process supervision in GRPO and PPO; learned ORM/PRM rewards (lab 95)
   search            best-of-N by ORM, PRM and vote; PRM-guided beam search (lab 96)
-  curriculum        prioritized sampling by pass rate against uniform (lab 97)
+  curriculum        prioritized sampling by pass rate, an easy-first curriculum, uniform (lab 97)
 """
 
 from labkit.experiments.results import load, stored
