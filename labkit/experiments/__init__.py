@@ -8,6 +8,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   gaussian_pg       a Gaussian policy on 1-D control: REINFORCE, a baseline, GAE (lab 24)
   alphazero         AlphaZero-style self-play on tic-tac-toe against random and MCTS (lab 25)
   kl_table          Schulman's KL table by Monte Carlo; KL in the reward vs as a loss (lab 10)
+  lagrange          a length bound: a learned Lagrange multiplier against fixed penalties (lab 34)
   why_not_learning  a healthy run against two faulty ones, named by the run doctor (lab 45)
   trpo              PG, TRPO, PPO-clip and PPO's adaptive KL, tabular and on the tiny LM (lab 33)
   trl_parity        the same batch through TRL's loss code and labkit's: values, gradients (lab 53)
