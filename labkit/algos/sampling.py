@@ -103,6 +103,14 @@ class SamplingTrainer(Trainer):
         """Reward functions the trainer adds to the user's (an environment's own reward)."""
         return []
 
+    def extra_state(self) -> dict:
+        """The task's state and the stateful reward functions' (a Lagrange multiplier)."""
+        return {**super().extra_state(), "rewards": self.scorer.state_dict()}
+
+    def load_extra_state(self, state: dict) -> None:
+        super().load_extra_state(state)
+        self.scorer.load_state_dict(state.get("rewards", {}))
+
     # -- configuration -------------------------------------------------------------------
     def run_config(self) -> dict:
         named = {"verifier": self.verifier} if isinstance(self.verifier, str) else {}

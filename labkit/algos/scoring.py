@@ -22,6 +22,7 @@ from labkit.models.rollout import Rollout
 from labkit.rewards import get_reward, reward_name
 from labkit.rewards.kwargs import RewardLog, TrainerState
 from labkit.rewards.runtime import RewardRunner, run_rewards, source_hash
+from labkit.rewards.stateful import StatefulReward
 
 
 def check_rewards(funcs, weights) -> list[tuple]:
@@ -73,6 +74,26 @@ class RewardScorer:
             self.close()
             self._runner, self._runner_key = RewardRunner(*key), key
         return self._runner
+
+    def state_dict(self) -> dict:
+        """Each :class:`~labkit.rewards.stateful.StatefulReward`'s state, by its name (what a
+        checkpoint keeps of the reward functions: a Lagrange multiplier)."""
+        states = {}
+        for f, _ in self.funcs:
+            if isinstance(f, StatefulReward):
+                if f.__name__ in states:
+                    raise ValueError(
+                        f"two stateful rewards are named {f.__name__!r}: give each its own name, "
+                        "so a checkpoint can tell their states apart"
+                    )
+                states[f.__name__] = f.state_dict()
+        return states
+
+    def load_state_dict(self, states: dict) -> None:
+        """Restore :meth:`state_dict` into the stateful rewards of the same names."""
+        for f, _ in self.funcs:
+            if isinstance(f, StatefulReward) and f.__name__ in states:
+                f.load_state_dict(states[f.__name__])
 
     def close(self) -> None:
         """Stop the reward functions' worker processes (new ones start on the next call)."""

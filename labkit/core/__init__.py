@@ -27,6 +27,7 @@ from labkit.core.kl import (
     kl_k3_st,
 )
 from labkit.core.kl_control import adaptive_kl_beta, proportional_kl_beta
+from labkit.core.lagrange import constraint_cost, dual_update, lagrangian_reward
 from labkit.core.logprobs import (
     entropy_bonus,
     entropy_from_logits,
@@ -53,8 +54,10 @@ __all__ = [
     "bradley_terry_loss",
     "clipped_surrogate",
     "conjugate_gradient",
+    "constraint_cost",
     "discounted_returns",
     "dpo_loss",
+    "dual_update",
     "entropy_bonus",
     "entropy_from_logits",
     "fisher_vector_product",
@@ -71,6 +74,7 @@ __all__ = [
     "kl_k3_is",
     "kl_k3_st",
     "kl_penalty",
+    "lagrangian_reward",
     "line_search",
     "masked_mean",
     "masked_sum",

@@ -47,6 +47,9 @@ REWARD_RUNTIMES = ("auto", "process", "inline")
 """Where reward functions run (``labkit.rewards.runtime.RewardRunner``)."""
 REWARD_ERRORS = ("raise", "skip")
 """What a failing or hanging reward function does to the step (``labkit.rewards.runtime``)."""
+LAGRANGE_FORMS = ("linear", "hinge")
+"""The multiplier's term: lam (c - L), the Lagrangian of E[c] <= L, or seed 002's hinge
+lam max(0, c - L) (``labkit.core.lagrange``)."""
 
 
 def choose(name: str, value: str, choices: tuple[str, ...]) -> str:

@@ -3,9 +3,9 @@
 ``runs/<name>/checkpoints/step-000012/state.pt`` holds everything the next step depends on: the
 model's and optimizer's state, the scheduler's step, the trainer's config and step, and the
 random states (Python's ``random`` and the trainer's prompt sampler, torch's global generator and
-the trainer's sampling generator), the task's state (a pass-rate sampler's counts); the data a
-run trains on (DPO's and the reward model's pairs, SFT's examples) is in
-``runs/<name>/pairs.jsonl``. A checkpoint is written to a temporary folder and renamed, so a
+the trainer's sampling generator), the task's state (a pass-rate sampler's counts) and the
+stateful reward functions' (a Lagrange multiplier); the data a run trains on (DPO's and the
+reward model's pairs, SFT's examples) is in ``runs/<name>/pairs.jsonl``. A checkpoint is written to a temporary folder and renamed, so a
 process killed while saving leaves the previous one intact. With all of that restored, a
 resumed run on CPU repeats an uninterrupted run's metrics exactly (tests/test_runs_resume.py).
 
