@@ -119,7 +119,7 @@ def test_a_resumed_run_with_refreshes_repeats_an_uninterrupted_one(cls, kw, runs
     runs_.assert_same("straight", "stopped", 5)
 
 
-def test_trls_fields_map_to_labkits_and_back(tmp_path):
+def test_trls_fields_map_to_labkits_and_back(tmp_path, runs):
     base = {"num_generations": 4, "per_device_train_batch_size": 8, "max_completion_length": 4}
     base |= {"bf16": False, "use_cpu": True, "report_to": "none", "save_strategy": "no"}
     args = TRLConfig(

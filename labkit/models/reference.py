@@ -20,7 +20,6 @@ from __future__ import annotations
 import torch
 
 
-@torch.no_grad()
 def refresh_reference(ref: torch.nn.Module, policy: torch.nn.Module, alpha: float) -> None:
     """theta_ref <- alpha theta + (1 - alpha) theta_ref for every parameter, in place.
 
@@ -37,14 +36,16 @@ def refresh_reference(ref: torch.nn.Module, policy: torch.nn.Module, alpha: floa
     """
     if not 0 < alpha <= 1:
         raise ValueError(f"alpha={alpha}: use 0 < alpha <= 1 (1: a hard update)")
-    pairs = zip(ref.parameters(), policy.parameters(), strict=True)
+    pairs = list(zip(ref.parameters(), policy.parameters(), strict=True))
     for p_ref, p in pairs:
         if p_ref.shape != p.shape:
             raise ValueError(
                 f"pi_ref and pi_theta differ in shape ({tuple(p_ref.shape)} vs "
                 f"{tuple(p.shape)}): the reference must be a copy of the policy"
             )
-        p_ref.mul_(1.0 - alpha).add_(p.to(p_ref), alpha=alpha)
+    with torch.no_grad():  # in place, on leaves that may require grad
+        for p_ref, p in pairs:  # theta_ref <- (1 - alpha) theta_ref + alpha theta
+            p_ref.mul_(1.0 - alpha).add_(p.to(p_ref), alpha=alpha)
 
 
 def refresh_due(step: int, every: int) -> bool:
