@@ -79,6 +79,15 @@ def test_grpo_after_a_hard_refresh_kl_to_pi_ref_is_zero_and_kl_to_pi_0_goes_on()
     assert same(hard.ref_sync.init_model, start)
 
 
+@pytest.mark.parametrize("cls", [lk.GRPOTrainer, lk.PPOTrainer, lk.TRPOTrainer])
+def test_every_sampling_trainer_refreshes_after_the_due_step(cls):
+    tr = cls(beta=0.1, **{**SMALL, "num_generations": 2}, **{**HARD, "ref_model_sync_steps": 1})
+    start = lk.load_policy("tiny")[0]
+    assert same(tr.ref_model, start)
+    tr.step()  # a hard refresh after step 1: pi_ref is the policy that step made
+    assert same(tr.ref_model, tr.model) and not same(tr.ref_model, start)
+
+
 def test_dpo_reference_is_what_trls_callback_makes_of_the_same_steps(tmp_path):
     """TRL's callback, given TRL's own DPOConfig, beside labkit's DPO run: after every step
     (labkit's refresh included) its copy of pi_ref equals labkit's parameter for parameter."""
