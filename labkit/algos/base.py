@@ -9,8 +9,9 @@ writes only its own step (:meth:`Trainer.train_step`) and, where it has them, it
 :meth:`restore_kwargs` (what ``from_run`` passes back to the constructor).
 
 One step (:meth:`Trainer.step`): ``train_step()`` -> :class:`StepRecord` (metrics, sample rows,
-token rows) -> the schedule steps -> ``step``, ``lr``, ``time/step`` added -> the run log ->
-a checkpoint every ``save_steps``.
+token rows) -> the schedule steps -> pi_ref refreshed when due (``sync_ref_model``, TR-DPO:
+:mod:`labkit.algos.reference`) -> ``step``, ``lr``, ``time/step`` added -> the run log -> a
+checkpoint every ``save_steps``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import torch
 from tqdm.auto import tqdm
 
 from labkit.algos.config import TrainConfig
+from labkit.algos.reference import ReferenceSync, check_ref_sync
 from labkit.models.device import autocast, choose_precision, grad_scaler, resolve_device
 from labkit.models.memory import memory_report, out_of_memory_error
 from labkit.models.policy import enable_gradient_checkpointing, load_policy
@@ -84,6 +86,11 @@ class Trainer:
     config_class: ClassVar[type] = TrainConfig
     algorithm: ClassVar[str] = "train"
     fused_adamw: ClassVar[bool] = True  # one kernel, ~5x faster on CPU; rounds differently
+    keeps_initial_policy: ClassVar[bool] = False
+    """Keep pi_0 once ``sync_ref_model`` moves pi_ref off it (``ref_sync.init_model``)."""
+    ref_model: torch.nn.Module | None = None
+    """pi_ref where the algorithm keeps a frozen copy of its own (GRPO, PPO, DPO: set in
+    :meth:`setup`); None without one (LoRA takes pi_ref from the adapter switched off)."""
 
     def __init__(
         self,
@@ -114,7 +121,9 @@ class Trainer:
             self.task.use_tokenizer(self.tokenizer)
         self.rng = random.Random(self.config.seed)  # the prompt / pair sampler
         self.generator = torch.Generator(self.device).manual_seed(self.config.seed)  # sampling
+        self.ref_sync = ReferenceSync(self.keeps_initial_policy)  # TR-DPO's refresh of pi_ref
         self.setup()
+        check_ref_sync(self.config, self.ref_model, self.model)
         groups = self.param_groups()
         self.params = [p for g in groups for p in g]
         self.optimizer = torch.optim.AdamW(
@@ -194,16 +203,20 @@ class Trainer:
 
     def extra_state(self) -> dict:
         """State beyond model and optimizer for checkpoints: the task's (a pass-rate sampler's
-        counts, :meth:`Task.state_dict`); a subclass adds its own (a value head, ...)."""
-        return {} if self.task is None else {"task": self.task.state_dict()}
+        counts, :meth:`Task.state_dict`) and pi_ref once a refresh moved it; a subclass adds
+        its own (a value head, ...)."""
+        task = {} if self.task is None else {"task": self.task.state_dict()}
+        return {**task, **self.ref_sync.state_dict(self.ref_model)}
 
     def load_extra_state(self, state: dict) -> None:
         """Restore :meth:`extra_state` (a checkpoint may hold no task state: nothing to restore)."""
         if self.task is not None and "task" in state:
             self.task.load_state_dict(state["task"])
+        self.ref_sync.load_state_dict(state, self.ref_model)
 
     def check_update(self, new) -> None:
         """Refuse a config change the trainer cannot apply between steps (raise ValueError)."""
+        check_ref_sync(new, self.ref_model, self.model)
 
     def postfix(self, m: dict) -> dict:
         """The progress bar's numbers."""
@@ -239,7 +252,11 @@ class Trainer:
             self.scheduler.step()
             self.global_step += 1
             s = self.global_step
-            m = {"step": s, **record.metrics, "lr": lr, "time/step": time.perf_counter() - t0}
+            self.ref_sync.after_step(s, self.config, self.ref_model, self.model)  # TRL: on_step_end
+            m = {"step": s, **record.metrics, "lr": lr}
+            if getattr(self.config, "sync_ref_model", False):
+                m["ref/refreshes"] = self.ref_sync.refreshes
+            m["time/step"] = time.perf_counter() - t0
             self.log.log_step(
                 m,
                 [{"step": s, **r} for r in record.samples],

@@ -7,6 +7,8 @@ then ``labkit.core.dpo_loss``: L = -log sigma(beta [(log pi - log pi_ref)(y_w) -
 format); ``pairs=None`` builds them from the initial policy's rollouts (:mod:`labkit.algos.pairs`).
 Runs with a name write ``runs/<name>/pairs.jsonl`` and checkpoints (:mod:`labkit.runs.checkpoint`):
 ``DPOTrainer.from_run`` resumes, ``DPOTrainer.fork`` branches at a step with a changed beta, ...
+``sync_ref_model`` refreshes pi_ref every ``ref_model_sync_steps`` steps (TR-DPO,
+``labkit.algos.reference``).
 Departures from TRL: pairs are drawn with replacement; IPO uses token-averaged log-probs (TRL).
 """
 

@@ -10,7 +10,8 @@ One step (DeepSeekMath 2402.03300, Algorithm 1, with TRL's conventions), one
      (std_group + 1e-4) (``scale_rewards``), or RLOO / REINFORCE baselines
      (``advantage_estimator``);
   4. ``num_iterations`` (mu) AdamW updates of ``labkit.core.policy_loss`` (clipped ratio to
-     pi_old, + beta k3 to a frozen pi_ref when beta > 0);
+     pi_old, + beta k3 to a frozen pi_ref when beta > 0; ``sync_ref_model`` refreshes pi_ref,
+     TR-DPO, ``labkit.algos.reference``);
   5. the step's record: metrics (clip fractions, ratio and approx-KL to pi_old over every inner
      update and at the last; loss, grad norm and entropy of the first), every sample, per-token
      diagnostics as the last update saw them (``labkit.runs.records``).
@@ -37,6 +38,9 @@ from labkit.core import (
     entropy_bonus,
     entropy_from_logits,
     group_advantages,
+    kl_k1,
+    kl_k3,
+    masked_mean,
     off_policy_sequence_mask,
     policy_loss,
     reinforce_advantages,
@@ -44,7 +48,7 @@ from labkit.core import (
     truncated_is_weight,
 )
 from labkit.models.rollout import Rollout, completion_logprobs
-from labkit.runs.records import sample_rows, step_metrics, token_rows
+from labkit.runs.records import sample_rows, step_metrics, to_host, token_rows
 
 
 class GRPOTrainer(SamplingTrainer):
@@ -57,6 +61,7 @@ class GRPOTrainer(SamplingTrainer):
 
     config_class = GRPOConfig
     algorithm = "grpo"
+    keeps_initial_policy = True  # sync_ref_model: KL to pi_0 stays measured (kl_init/*)
 
     # -- advantages and what the loss needs ------------------------------------------------
     def advantages(self, rewards: torch.Tensor) -> torch.Tensor:
@@ -178,6 +183,7 @@ class GRPOTrainer(SamplingTrainer):
             r, first, updates, entropy=entropy, entropy_mask=r.completion_mask, G=c.num_generations
         )
         m["time/rollout"] = t_rollout
+        m.update(self.initial_kl(r, m))
         if c.skip_zero_advantage:
             m["train/rows_frac"] = 1.0 if rows is None else len(batch) / len(r)
         # the per-token view shows the last update, where pi_theta has moved from pi_old
@@ -191,6 +197,27 @@ class GRPOTrainer(SamplingTrainer):
                 updates[-1].get("per_token", {}),
                 c.diagnostics,
             ),
+        )
+
+    @torch.no_grad()
+    def initial_kl(self, r: Rollout, m: dict) -> dict:
+        """With ``sync_ref_model``: ``kl_init/k1``, ``kl_init/k3``, KL(pi_old || pi_0) per token
+        over the loss mask, to the policy the run started from (``kl/*`` is to pi_ref, which a
+        refresh moves). Until the first refresh pi_ref is pi_0: they are ``kl/k1``, ``kl/k3``."""
+        if not self.config.sync_ref_model:
+            return {}
+        init = self.ref_sync.init_model
+        if init is None:  # pi_ref is still pi_0: no second forward
+            return {f"kl_init/{k}": m[f"kl/{k}"] for k in ("k1", "k3") if f"kl/{k}" in m}
+        logp = r.old_logp if r.old_logp is not None else r.sample_logp  # [B, T] pi_old
+        if logp is None:
+            return {}
+        init_logp = completion_logprobs(init, r, self.config.temperature or 1.0)  # [B, T]
+        return to_host(
+            {
+                "kl_init/k1": masked_mean(kl_k1(logp, init_logp), r.loss_mask),
+                "kl_init/k3": masked_mean(kl_k3(logp, init_logp), r.loss_mask),
+            }
         )
 
     def record_entropy(self, r: Rollout, rows, logits, H) -> torch.Tensor:

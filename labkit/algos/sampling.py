@@ -132,6 +132,7 @@ class SamplingTrainer(Trainer):
         }
 
     def check_update(self, new) -> None:
+        super().check_update(new)
         if new.beta > 0 and not self.has_reference:
             raise ValueError(
                 "beta > 0 needs a reference model: create the trainer with "

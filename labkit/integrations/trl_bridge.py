@@ -334,9 +334,33 @@ def trl_kwargs(
     # explicit: TRL's GRPOConfig defaults to checkpointing on (gradient_checkpointing=True)
     kw["activation_checkpointing"] = cfg.gradient_checkpointing
     kw.update(tis_kwargs(cfg))
+    kw.update(ref_sync_kwargs(cfg))
     if not gpu:
         kw.update(bf16=False, use_cpu=True)
     return kw
+
+
+def ref_sync_kwargs(cfg: GRPOConfig) -> dict:
+    """TRL's three TR-DPO fields when ``cfg`` refreshes pi_ref (none otherwise: TRL's
+    defaults); TRL counts optimizer steps, so its ``ref_model_sync_steps`` is labkit's x
+    ``num_iterations``.
+
+    >>> ref_sync_kwargs(GRPOConfig(beta=0.1, sync_ref_model=True, ref_model_sync_steps=8,
+    ...                            num_iterations=2))["ref_model_sync_steps"]
+    16
+    """
+    if not cfg.sync_ref_model:
+        return {}
+    if cfg.beta == 0:
+        raise ValueError(
+            "sync_ref_model=True with beta=0: TRL keeps no pi_ref at beta 0 and refuses the "
+            "refresh; set beta > 0 (or sync_ref_model=False) before exporting"
+        )
+    return {
+        "sync_ref_model": True,
+        "ref_model_mixup_alpha": cfg.ref_model_mixup_alpha,
+        "ref_model_sync_steps": cfg.ref_model_sync_steps * cfg.num_iterations,
+    }
 
 
 TIS_NOTE = "TRL applies TIS only when generation runs in vLLM (use_vllm=True)"

@@ -15,8 +15,10 @@ devices: a CPU generator's state (mt19937) and a CUDA one's (Philox seed and off
 different things, so a run resumed on another device type gets a fresh stream seeded by its seed
 and step (a warning says so) and goes on, not bit for bit as it would have.
 
-pi_ref is not saved: it is rebuilt from the model the run started from (its ``model`` name in
-``config.json``, or the ``model`` you pass), which is what pi_ref is.
+pi_ref is not saved while it is the starting policy: it is rebuilt from the model the run
+started from (its ``model`` name in ``config.json``, or the ``model`` you pass). Once
+``sync_ref_model`` has refreshed it (TR-DPO, ``labkit.algos.reference``) it is saved with the
+trainer's extra state, and restored over the rebuilt one.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ and ``<key>_last`` for the last update: :func:`inner_update_metrics`), ``len/mea
 too); ``tis_cap`` adds ``tis/weight_mean|min|max``, ``tis/clipped_frac``, ``tis/logp_gap``
 (``labkit.core.tis``); ``skip_zero_advantage`` adds ``train/rows_frac``
 (``labkit.algos.zero_advantage``); dynamic sampling adds ``sampling/rounds`` and ``sampling/kept_frac``, PPO
-(``labkit.algos.ppo``) ``vf/*``. README.md "Metric keys" is the table.
+(``labkit.algos.ppo``) ``vf/*``; ``sync_ref_model`` adds ``ref/refreshes`` (every trainer) and
+``kl_init/k1``, ``kl_init/k3`` (GRPO, ``labkit.algos.reference``). README.md "Metric keys" is the
+table.
 """
 
 from __future__ import annotations

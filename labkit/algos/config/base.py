@@ -43,8 +43,10 @@ SYMBOLS = {
     "delta": "δ",
     "beta_old": "β",
     "d_targ": "d_targ",
+    "ref_model_mixup_alpha": "α",
+    "ref_model_sync_steps": "τ",
 }
-"""The paper's symbol of a field, where it has one (DeepSeekMath, DAPO, PPO, DPO)."""
+"""The paper's symbol of a field, where it has one (DeepSeekMath, DAPO, PPO, DPO, TR-DPO)."""
 
 
 def require(ok: bool, message: str) -> None:
@@ -58,6 +60,22 @@ def at_least(config, lo, *names: str) -> None:
     for name in names:
         v = getattr(config, name)
         require(v >= lo, f"{name}={v}: use {'0 (off)' if lo == 0 else lo} or more")
+
+
+def check_ref_sync(config) -> None:
+    """TR-DPO's refresh of pi_ref (``sync_ref_model``, ``ref_model_mixup_alpha``,
+    ``ref_model_sync_steps``: TRL's names), on the configs that have it (GRPO's, DPO's)."""
+    alpha, every = config.ref_model_mixup_alpha, config.ref_model_sync_steps
+    require(
+        0 < alpha <= 1,
+        f"ref_model_mixup_alpha={alpha}: use 0 < alpha <= 1 (1: pi_ref := pi_theta, a hard "
+        "update; TRL's default 0.6); to keep pi_ref fixed, set sync_ref_model=False",
+    )
+    require(
+        every >= 1,
+        f"ref_model_sync_steps={every}: use 1 or more (steps between refreshes of pi_ref; "
+        "TRL's default 512)",
+    )
 
 
 def unknown_field(cls: type, name: str) -> str:

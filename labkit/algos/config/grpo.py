@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from labkit.algos.config.base import TrainConfig, at_least, require
+from labkit.algos.config.base import TrainConfig, at_least, check_ref_sync, require
 from labkit.core import options as opt
 from labkit.core.options import choose
 
@@ -39,6 +39,15 @@ class GRPOConfig(TrainConfig):
     """Weight of the KL(pi || pi_ref) penalty; > 0 keeps a frozen reference model."""
     kl_estimator: str = "k3"
     """Per-token KL estimate in the loss: 'k1', 'k2', 'k3' (GRPO's) or 'k3_st'."""
+    sync_ref_model: bool = False
+    """TR-DPO (2404.09656): refresh pi_ref from pi_theta every ref_model_sync_steps steps
+    (``labkit.models.reference``); needs a pi_ref of its own (full fine-tuning, not LoRA)."""
+    ref_model_mixup_alpha: float = 0.6
+    """alpha of the refresh theta_ref <- alpha theta + (1 - alpha) theta_ref (1: a hard update,
+    pi_ref := pi_theta)."""
+    ref_model_sync_steps: int = 512
+    """tau, steps between refreshes of pi_ref; a step makes num_iterations optimizer steps,
+    which TRL counts (TRL's value is this x num_iterations)."""
     epsilon: float = 0.2
     """Clip range below 1 (and above, unless epsilon_high is set)."""
     epsilon_high: float | None = None
@@ -156,6 +165,7 @@ class GRPOConfig(TrainConfig):
             "(no reference model) or a small positive value such as 0.04",
         )
         choose("kl_estimator", self.kl_estimator, opt.KL_ESTIMATORS)
+        check_ref_sync(self)
         require(self.epsilon > 0, f"epsilon={self.epsilon}: use a value > 0, such as 0.2")
         choose("loss_type", self.loss_type, opt.LOSS_TYPES)
         if self.epsilon_high is not None and self.loss_type != "cispo":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labkit.algos.config.base import TrainConfig, at_least, require
+from labkit.algos.config.base import TrainConfig, at_least, check_ref_sync, require
 from labkit.core import options as opt
 from labkit.core.options import choose
 
@@ -40,6 +40,14 @@ class DPOConfig(PairsConfig):
     """Optimisation steps of the run."""
     beta: float = 0.1
     """Strength of the implicit KL to pi_ref (the temperature of the implicit reward)."""
+    sync_ref_model: bool = False
+    """TR-DPO (2404.09656): refresh pi_ref from pi_theta every ref_model_sync_steps steps
+    (``labkit.models.reference``); needs a pi_ref of its own (full fine-tuning, not LoRA)."""
+    ref_model_mixup_alpha: float = 0.6
+    """alpha of the refresh theta_ref <- alpha theta + (1 - alpha) theta_ref (1: a hard update,
+    pi_ref := pi_theta)."""
+    ref_model_sync_steps: int = 512
+    """tau, optimizer steps between refreshes of pi_ref."""
     loss_type: str = "sigmoid"
     """'sigmoid' (DPO) or 'ipo'."""
     pair_mode: str = "correct_vs_incorrect"
@@ -55,6 +63,7 @@ class DPOConfig(PairsConfig):
     def __post_init__(self):
         super().__post_init__()
         require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
+        check_ref_sync(self)
         require(
             self.max_completion_length is None or self.max_completion_length >= 1,
             f"max_completion_length={self.max_completion_length}: use a positive number or None",

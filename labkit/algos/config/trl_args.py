@@ -5,7 +5,8 @@ Every field of TRL's config (read by name: trl is not imported here) is in one o
 - ``SAME``: the same name and meaning in labkit (``num_generations``, ``beta``, ``loss_type``, ...);
 - ``RENAMED``: labkit's name for the same thing (``off_policy_mask_threshold`` -> ``off_policy_mask``);
 - derived (:func:`derived`): ``prompts_per_step`` from the generation batch, ``max_steps`` from
-  ``max_steps`` or the epochs, ``precision`` from ``bf16``/``fp16``, checkpoints, trackers, run name;
+  ``max_steps`` or the epochs, ``ref_model_sync_steps`` from TRL's (optimizer steps),
+  ``precision`` from ``bf16``/``fp16``, checkpoints, trackers, run name;
 - ``REFUSED``: changes what is trained and labkit has no such thing: away from TRL's default, a
   ``ValueError`` naming the field and what labkit does instead;
 - everything else (logging, hub, distributed settings): no effect on one device; away from TRL's
@@ -13,8 +14,8 @@ Every field of TRL's config (read by name: trl is not imported here) is in one o
 
 One labkit step samples ``prompts_per_step`` x ``num_generations`` completions and makes
 ``num_iterations`` optimizer steps on all of them; TRL counts optimizer steps, so its
-``max_steps`` is labkit's x ``num_iterations`` (``labkit.integrations.trl_bridge.trl_kwargs``
-is the other direction).
+``max_steps`` and ``ref_model_sync_steps`` are labkit's x ``num_iterations``
+(``labkit.integrations.trl_bridge.trl_kwargs`` is the other direction).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ SAME = (
     "max_grad_norm",
     "seed",
     "save_total_limit",
+    "sync_ref_model",
+    "ref_model_mixup_alpha",
 )
 """TRL fields labkit has under the same name, with the same meaning."""
 
@@ -58,7 +61,6 @@ REFUSED = {
     "multi_objective_aggregation": "labkit sums the weighted rewards, then normalises (TRL's "
     "'sum_then_normalize')",
     "delta": "labkit clips the ratio to [1 - epsilon, 1 + epsilon_high] only",
-    "sync_ref_model": "pi_ref stays the starting policy",
     "top_entropy_quantile": "every completion token counts in the loss",
     "use_adaptive_entropy": "entropy_coef is a constant",
     "min_p": "labkit samples with temperature, top_k and top_p",
@@ -95,7 +97,7 @@ QUIET |= {"lr_scheduler_type", "warmup_steps", "gradient_checkpointing"}
 QUIET |= {"activation_checkpointing", "gradient_accumulation_steps", "steps_per_generation"}
 QUIET |= {"generation_batch_size", "vllm_importance_sampling_correction", "remove_unused_columns"}
 QUIET |= {"use_cpu", "disable_tqdm", "accelerator_config", "dataloader_pin_memory", "debug"}
-QUIET |= {"pad_to_multiple_of", "chat_template_kwargs"}
+QUIET |= {"pad_to_multiple_of", "chat_template_kwargs", "ref_model_sync_steps"}
 """Fields read by :func:`derived` or the dataset, set by TRL's own ``__post_init__``, or
 harmless here (TRL applies TIS to vLLM generations only)."""
 
@@ -177,6 +179,13 @@ def derived(args, train_size: int) -> dict:
             f"multiple of num_generations={G}: each prompt's group must be whole; change one"
         )
     prompts = per_step // G
+    sync = args.ref_model_sync_steps  # TRL refreshes pi_ref after optimizer steps tau, 2 tau, ...
+    if args.sync_ref_model and sync % mu:
+        raise ValueError(
+            f"trl.GRPOConfig field ref_model_sync_steps={sync} with num_iterations={mu}: TRL "
+            "counts optimizer steps and one labkit step makes num_iterations of them, so a "
+            "refresh would fall inside a labkit step; use a multiple of num_iterations"
+        )
     if args.max_steps and args.max_steps > 0:
         steps = math.ceil(args.max_steps / mu)  # TRL counts optimizer steps
     else:
@@ -205,6 +214,7 @@ def derived(args, train_size: int) -> dict:
     return {
         "prompts_per_step": prompts,
         "max_steps": steps,
+        "ref_model_sync_steps": max(1, sync // mu),
         "lr_scheduler_type": SCHEDULES[schedule],
         "warmup_steps": warmup,
         "precision": "fp16" if args.fp16 else "bf16" if args.bf16 else "fp32",
