@@ -30,3 +30,9 @@ def test_cell_table_orders_cells_easiest_first():
         for w in ("before", "after", "gain"):
             s[f"pass ({c}) {w}"] = 0.5
     assert cells.cell_table(s)["cell"].tolist() == ["2x1", "3x2", "hard"]
+
+
+def test_the_cold_start_probe_is_heldout_cells_of_the_loaded_checkpoint_once(stats):
+    a, b = (cells.cold_start_cells("tiny-graded", 3, 0) for _ in range(2))
+    assert a == stats and a is not b  # the same numbers, a fresh dict for each caller
+    assert cells._cold_start_cells.cache_info().hits >= 1

@@ -25,7 +25,7 @@ def test_every_arm_is_a_sampler_rule_on_a_valid_config_and_a_seed_fixes_the_pool
 def test_summary_holds_every_claimed_column(monkeypatch):
     stats = {"pass (all)": 0.5, "pass (hard)": 0.1}
     monkeypatch.setattr(curriculum, "heldout_cells", lambda *a, **k: stats)
-    monkeypatch.setattr(curriculum, "load_policy", lambda name: (None, None))
+    monkeypatch.setattr(curriculum, "cold_start_cells", lambda *a, **k: stats)
     m = pd.DataFrame({"step": [1, 2], "adv/frac_zero_std": [0.5, 0.25], "accuracy": [0.4, 0.6]})
     task = curriculum.sampler("uniform", seed=0, steps=2)
     a, b = task.train[:2]

@@ -5,9 +5,12 @@ the hard (two-digit) and easy (one-digit) cells pooled and over all, before and 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
+from labkit.models.policy import load_policy
 from labkit.rewards.reasoning import think_format
 from labkit.runs.evaluate import probe
 from labkit.tasks.graded import Graded
@@ -43,6 +46,17 @@ def heldout_cells(model, tokenizer, per_cell: int, seed: int) -> dict:
         out |= {f"pass ({g})": ok[idx].mean(), f"think ({g})": think[idx].mean()}
         out[f"length ({g})"] = length[idx].mean()
     return out
+
+
+def cold_start_cells(model: str, per_cell: int, seed: int) -> dict:
+    """:func:`heldout_cells` of the shipped checkpoint ``model``, as loaded: the same for every
+    arm of a seed, so probed once a process (a copy each call)."""
+    return dict(_cold_start_cells(model, per_cell, seed))
+
+
+@functools.lru_cache(maxsize=16)
+def _cold_start_cells(model: str, per_cell: int, seed: int) -> dict:
+    return heldout_cells(*load_policy(model), per_cell=per_cell, seed=seed)
 
 
 def changes(before: dict, after: dict) -> dict:

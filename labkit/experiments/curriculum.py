@@ -26,12 +26,11 @@ Departure: a prompt's pass rate is counted over the whole run (Kimi does not say
 
 from __future__ import annotations
 
+from labkit.experiments import r1_zero
 from labkit.experiments.arms import grpo_run
-from labkit.experiments.cells import HARD, heldout_cells
+from labkit.experiments.cells import HARD, cold_start_cells, heldout_cells
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
-from labkit.experiments.r1_zero import W_FORMAT
-from labkit.models.policy import load_policy
 from labkit.tasks import get_task
 from labkit.tasks.curriculum import PassRateSampler
 
@@ -43,18 +42,12 @@ CLAIM = (
     "draws on the same seeds and budget: held-out pass rate, and how hard the drawn prompts were."
 )
 MODEL = "tiny-graded"
-SETUP = {
-    "learning_rate": 5e-4,
-    "num_iterations": 1,
-    "num_generations": 4,
-    "prompts_per_step": 16,
-    "beta": 0.0,
-    "reward_runtime": "inline",
+SETUP = {k: v for k, v in r1_zero.SETUP.items() if k != "max_completion_length"} | {
     "reward_funcs": ["answer_match", "think_format"],
-    "reward_weights": [1.0, W_FORMAT],
+    "reward_weights": [1.0, r1_zero.W_FORMAT],
 }
-"""The R1-Zero lab's GRPO setup: 16 prompts x G = 4, lr 5e-4, mu = 1, no KL; the task's
-completion length."""
+"""The R1-Zero lab's GRPO setup (16 prompts x G = 4, lr 5e-4, mu = 1, no KL) with its rewards;
+the task's completion length."""
 ARMS = {"uniform": {}, "failure": {}, "variance": {}, "easy-first": {}}
 """Arm name = the sampler's weight rule; nothing else differs."""
 POOL = 256
@@ -102,7 +95,7 @@ def summary(trainer, per_cell: int, seed: int) -> dict:
     and the cold start's pass rate over all cells; over the run: the zero-spread groups' share,
     the training batches' accuracy, the hard cells' share of draws; pool prompts never drawn."""
     m, task = trainer.log.metrics, trainer.task
-    before = heldout_cells(*load_policy(MODEL), per_cell=per_cell, seed=seed)
+    before = cold_start_cells(MODEL, per_cell, seed)
     after = heldout_cells(trainer.model, trainer.tokenizer, per_cell=per_cell, seed=seed)
     return after | {
         "pass (all) before": before["pass (all)"],

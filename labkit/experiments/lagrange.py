@@ -49,14 +49,11 @@ in lab 90's graded pilot); the cold-start probe 8.4 s once a worker, the held-ou
 
 from __future__ import annotations
 
-import functools
-
 from labkit.experiments.arms import grpo_run, tail_means
-from labkit.experiments.cells import changes, heldout_cells
+from labkit.experiments.cells import changes, cold_start_cells, heldout_cells
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
 from labkit.experiments.r1_zero import SETUP, thinks
-from labkit.models.policy import load_policy
 from labkit.rewards.lagrange import LengthConstraint
 from labkit.tasks.graded import CELLS, bucket
 
@@ -110,12 +107,11 @@ def pool_mean(stats: dict, stat: str) -> float:
     return sum(stats[f"{stat} ({b})"] for b in CELL_NAMES) / len(CELL_NAMES)
 
 
-@functools.lru_cache(maxsize=2)
 def cold_start(per_cell: int) -> dict:
     """The cold start's held-out stats per cell (:func:`heldout_cells` at ``PROBE_SEED``) and
     pooled (``pass (pool)``, ``length (pool)``): the same for every run, computed once a
     process."""
-    stats = heldout_cells(*load_policy(MODEL), per_cell=per_cell, seed=PROBE_SEED)
+    stats = cold_start_cells(MODEL, per_cell, PROBE_SEED)
     return stats | {f"{s} (pool)": pool_mean(stats, s) for s in ("pass", "length")}
 
 

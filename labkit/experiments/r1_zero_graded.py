@@ -26,11 +26,10 @@ pool), 5 seeds; a 6-step pilot on seed 100 measured only the time per step (1.9 
 
 from __future__ import annotations
 
-from labkit.experiments.cells import changes, heldout_cells
+from labkit.experiments.cells import changes, cold_start_cells, heldout_cells
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
-from labkit.experiments.r1_zero import CURVES, W_FORMAT, recipe_run, slope
-from labkit.models.policy import load_policy
+from labkit.experiments.r1_zero import CURVES, RECIPE, SOURCE, W_FORMAT, recipe_run, slope
 
 CLAIM = (
     "DeepSeek-R1-Zero (DeepSeek-AI 2025, arXiv 2501.12948, sec. 2.2.4, fig. 3): RL with an "
@@ -56,7 +55,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     completion length, the weight-0 ``METRICS`` logged), held-out per cell before and after,
     and the training batch's length slope over the second half."""
     per_cell = HELDOUT["fast" if fast else "full"]
-    before = heldout_cells(*load_policy(MODEL), per_cell=per_cell, seed=seed)
+    before = cold_start_cells(MODEL, per_cell, seed)
     trainer = recipe_run(
         MODEL,
         settings["reward_weights"],
@@ -78,8 +77,6 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     return Outcome(summary, m)
 
 
-SOURCE = "DeepSeek-R1 (DeepSeek-AI 2025, arXiv 2501.12948)"
-RECIPE = "think + format"
 EXPERIMENT = Experiment(
     name="r1_zero_graded",
     lab="90_r1_zero_aha",
