@@ -7,6 +7,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   double_dqn        DQN's overestimation against Q*; Double DQN and the dueling head (lab 23)
   gaussian_pg       a Gaussian policy on 1-D control: REINFORCE, a baseline, GAE (lab 24)
   alphazero         AlphaZero-style self-play on tic-tac-toe against random and MCTS (lab 25)
+  dpo_vs_grpo       offline DPO, online DPO and GRPO on equal samples from one verifier (lab 37)
   ref_refresh       TR-DPO's moving pi_ref in GRPO and DPO: KL to pi_ref and to pi_0 (lab 35)
   kl_table          Schulman's KL table by Monte Carlo; KL in the reward vs as a loss (lab 10)
   why_not_learning  a healthy run against two faulty ones, named by the run doctor (lab 45)

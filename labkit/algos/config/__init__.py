@@ -9,7 +9,7 @@ before any work is done: numbers with :func:`require`, string options with
 
 One module per family, every name imported from here (``from labkit.algos.config import
 GRPOConfig``): ``base`` (:func:`require`, :func:`at_least`, ``SYMBOLS``, :class:`TrainConfig`),
-``grpo`` (:class:`GRPOConfig`, :class:`MultiTurnConfig`), ``ppo`` (:class:`PPOConfig`),
+``grpo`` (:class:`GRPOConfig`, :class:`MultiTurnConfig`, :class:`OnlineDPOConfig`), ``ppo`` (:class:`PPOConfig`),
 ``trpo`` (:class:`TRPOConfig`),
 ``offline`` (:class:`PairsConfig` and on it :class:`DPOConfig`, :class:`RewardModelConfig`,
 :class:`SFTConfig`, :class:`VerifierConfig`) and ``presets`` (``BASE_RUN``, ``DEMO_DEFAULTS``). ``__all__`` is also the
@@ -22,7 +22,7 @@ ValueError: beta=-1: the KL weight cannot be negative; use 0 (no reference model
 """
 
 from labkit.algos.config.base import SYMBOLS, TrainConfig, at_least, require
-from labkit.algos.config.grpo import GRPOConfig, MultiTurnConfig
+from labkit.algos.config.grpo import GRPOConfig, MultiTurnConfig, OnlineDPOConfig
 from labkit.algos.config.offline import (
     DPOConfig,
     PairsConfig,
@@ -50,4 +50,5 @@ __all__ = [  # noqa: RUF022 - not sorted: the configs in the order of docs/CONFI
     "SFTConfig",
     "VerifierConfig",
     "MultiTurnConfig",
+    "OnlineDPOConfig",
 ]

@@ -220,3 +220,40 @@ class MultiTurnConfig(GRPOConfig):
             "max_completion_length=None: episodes "
             "need a token limit; set a number (policy and environment tokens together)",
         )
+
+
+@dataclass
+class OnlineDPOConfig(GRPOConfig):
+    """Online DPO (Guo et al. 2024, 2402.04792; TRL's ``OnlineDPOTrainer``): each step samples
+    two completions of each of ``prompts_per_step`` prompts from the current policy, the
+    verifier picks chosen and rejected, one DPO step (``labkit.algos.online_dpo``). The sampling
+    and reward fields are GRPO's; the GRPO loss fields (epsilon, loss_type, scale_rewards,
+    advantage_estimator, ...) are unused."""
+
+    num_generations: int = 2
+    """Completions per prompt: 2, one pair (TRL samples 2)."""
+    prompts_per_step: int = 32
+    """Prompts per step: 2 x this many samples, at most this many pairs."""
+    beta: float = 0.1
+    """DPO's beta, the weight of the implicit KL to pi_ref (TRL's default 0.1)."""
+    learning_rate: float = 3e-5
+    """AdamW's, as DPOConfig's (the tiny policy collapses under DPO from ~5e-5)."""
+    lr_scheduler_type: str = "constant"
+    """DPO keeps its learning rate (as DPOConfig)."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        require(
+            self.num_generations == 2,
+            f"num_generations={self.num_generations}: online DPO samples 2 completions a "
+            "prompt (one pair, as TRL); use 2",
+        )
+        require(self.beta > 0, f"beta={self.beta}: DPO's beta must be > 0 (0.1 is usual)")
+        require(
+            self.num_iterations == 1,
+            f"num_iterations={self.num_iterations}: online DPO takes one step a batch; use 1",
+        )
+        require(
+            not (self.dynamic_sampling or self.skip_zero_advantage),
+            "dynamic_sampling / skip_zero_advantage are GRPO options; set them to False",
+        )
