@@ -1,6 +1,8 @@
 """Held-out stats per difficulty cell of the ``graded`` task, shared by the experiments on it
 (``r1_zero_graded``, ``curriculum``): pass rate, think rate and completion length per cell, for
-the hard (two-digit) and easy (one-digit) cells pooled and over all, before and after training.
+the hard (two-digit) and easy (one-digit) cells pooled and over all, before and after training;
+on request (``extra``) the length of correct completions and the re-checks per thought
+(``kimi_length``).
 """
 
 from __future__ import annotations
@@ -13,16 +15,28 @@ import pandas as pd
 from labkit.models.policy import load_policy
 from labkit.rewards.reasoning import think_format
 from labkit.runs.evaluate import probe
-from labkit.tasks.graded import Graded
+from labkit.tasks.graded import Graded, graded_steps
 
 HARD, EASY = ("2x2", "3x2"), ("2x1", "3x1", "4x1", "5x1")
 STATS = ("pass", "think", "length")
+EXTRA = ("length correct", "rechecks")
+"""What ``extra=True`` adds: mean characters of the correct completions (NaN: none), and
+redundant steps (re-checks, :func:`~labkit.tasks.graded.graded_steps`) per thought (NaN: none)."""
 
 
-def heldout_cells(model, tokenizer, per_cell: int, seed: int) -> dict:
+def redundant_steps(completion: str, prompt: str, digits: int) -> int:
+    """Re-checks in a completion's thought: steps written again after they were made.
+
+    >>> redundant_steps("<think>3+5=8 3+5=8 8+8=16</think><answer>16</answer>", "3+5+8=", 1)
+    1
+    """
+    return sum(s.redundant for s in graded_steps(completion, Graded.operands(prompt), digits))
+
+
+def heldout_cells(model, tokenizer, per_cell: int, seed: int, extra: bool = False) -> dict:
     """Held-out pass rate, think rate (:func:`~labkit.rewards.reasoning.think_format`) and mean
     completion length (characters) per cell, for the hard and easy cells pooled and over all:
-    ``{"pass (2x2)": .., "think (hard)": .., ...}``."""
+    ``{"pass (2x2)": .., "think (hard)": .., ...}``; with ``extra`` the ``EXTRA`` stats too."""
     task = Graded()
     taken: dict[str, int] = {}
     examples = []
@@ -45,18 +59,42 @@ def heldout_cells(model, tokenizer, per_cell: int, seed: int) -> dict:
     for g, idx in groups.items():
         out |= {f"pass ({g})": ok[idx].mean(), f"think ({g})": think[idx].mean()}
         out[f"length ({g})"] = length[idx].mean()
+    if extra:
+        rechecks = [
+            redundant_steps(c, e.prompt, e.columns["digits"]) if t else np.nan
+            for c, e, t in zip(p.completions, examples, think)
+        ]
+        out |= extra_stats(groups, ok, length, np.array(rechecks, dtype=float))
     return out
 
 
-def cold_start_cells(model: str, per_cell: int, seed: int) -> dict:
+def extra_stats(groups: dict, ok, length, rechecks) -> dict:
+    """``EXTRA`` per group: mean length where ``ok``, mean of ``rechecks`` where not NaN (a
+    thought); NaN for a group with none.
+
+    >>> import numpy as np
+    >>> s = extra_stats({"all": [0, 1, 2]}, np.array([1.0, 0.0, 1.0]), np.array([10.0, 20, 40]),
+    ...                 np.array([np.nan, 1.0, 2.0]))
+    >>> s["length correct (all)"], s["rechecks (all)"]
+    (25.0, 1.5)
+    """
+    out = {}
+    for g, idx in groups.items():
+        right, r = length[idx][ok[idx] > 0], rechecks[idx]
+        out[f"length correct ({g})"] = float(right.mean()) if len(right) else np.nan
+        out[f"rechecks ({g})"] = float(np.nanmean(r)) if (~np.isnan(r)).any() else np.nan
+    return out
+
+
+def cold_start_cells(model: str, per_cell: int, seed: int, extra: bool = False) -> dict:
     """:func:`heldout_cells` of the shipped checkpoint ``model``, as loaded: the same for every
     arm of a seed, so probed once a process (a copy each call)."""
-    return dict(_cold_start_cells(model, per_cell, seed))
+    return dict(_cold_start_cells(model, per_cell, seed, extra))
 
 
 @functools.lru_cache(maxsize=16)
-def _cold_start_cells(model: str, per_cell: int, seed: int) -> dict:
-    return heldout_cells(*load_policy(model), per_cell=per_cell, seed=seed)
+def _cold_start_cells(model: str, per_cell: int, seed: int, extra: bool) -> dict:
+    return heldout_cells(*load_policy(model), per_cell=per_cell, seed=seed, extra=extra)
 
 
 def changes(before: dict, after: dict) -> dict:

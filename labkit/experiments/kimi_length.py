@@ -1,160 +1,387 @@
-"""Kimi k1.5's length penalty and long2short: shorter correct answers at equal accuracy?
+"""Kimi k1.5's length reward and long2short DPO on the graded task: shorter answers at equal
+accuracy, by cutting redundant steps?
 
-Kimi k1.5 (Kimi Team 2025, arXiv 2501.12599, sec. 2.3.3): within a prompt's group of k samples,
-    lambda_i = 0.5 - (len_i - min_len) / (max_len - min_len)
+Kimi k1.5 (Kimi Team 2025, arXiv 2501.12599). Sec. 2.3.3: within the k samples of a prompt,
+    lambda_i = 0.5 - (len_i - min_len) / (max_len - min_len)     (all lengths equal: 0)
     len_reward_i = lambda_i if correct_i else min(0, lambda_i)
-(``labkit.rewards.reasoning.kimi_length``), added to the accuracy reward; and long2short
-(sec. 2.4): DPO with the shortest correct answer as chosen and a longer correct one as rejected
-(``pair_mode="long2short"``, ``labkit.algos.pairs.rank_pairs``).
+(``labkit.rewards.reasoning.kimi_length``, checked against the paper's formula), "added to the
+original reward with a weighting parameter", and warmed up: "standard policy optimization without
+length penalty, followed by a constant length penalty for the rest of training". Sec. 2.4,
+long2short DPO: the long-CoT model samples several answers per prompt, "the shortest correct
+solution is selected as the positive sample, while longer responses are treated as negative".
 
-Four runs from the thinking cold start ``tiny-think`` on ``scratchpad``, same seed and budget:
-  acc            GRPO, r = answer_match                               (the reference)
-  acc + kimi     GRPO, r = answer_match + W * kimi_length
-  acc + plain    GRPO, r = answer_match + W * plain_length (-len / L_max for every answer)
-  DPO long2short DPO on pairs sampled from tiny-think (8 per prompt)
-On this toy the shortest correct answer is a direct one (``<answer>25</answer>``, 19 chars vs
-~50 with a thought), so shortening can mean not thinking.
+The toy: GRPO on ``graded`` from ``tiny-graded`` (lab 90's set-up, ``r1_zero.SETUP``: 16 prompts
+x G = 4, lr 5e-4, mu = 1, beta = 0, the task's 97 tokens, 60 steps), five seeds. Why the effect
+can happen here: a correct thought's length grows with the cell (one step per place value), a
+thought pays on some cells (the card: on 2x2 forcing a thought gives 0.39 accuracy against 0.01
+for a direct answer) and not on others (5x1), and the cold start re-checks steps (a step written
+twice, ``graded_steps``' ``redundant``) in 11-36 % of its thoughts on most cells: length that no
+answer needs, so a length reward can shorten correct answers without dropping the thought. What
+would falsify it: the length arms end shorter only by answering directly (think rate down, re-checks
+per thought unchanged) and lose the accuracy thinking bought; long2short's pairs teach nothing
+(re-checks per thought unchanged).
+
+Arms, on the same seeds (settings fixed before any run; the pilot below looked only at time):
+  acc         r = answer_match                                     (the reference)
+  acc + kimi  r = answer_match + W kimi_length, the length term 0 for the first third of the
+              steps (Kimi's warm-up: until then its rewards are the acc run's)
+  acc + plain r = answer_match + W (-len / L_max), L_max = 97 characters, same warm-up: a length
+              penalty blind to correctness and to the group, for contrast
+  long2short  DPO from the SAME seed's acc policy (its final checkpoint: the acc arm's run, read
+              back; trained in that run's folder if it is missing, waited for if another worker
+              is training it), on that policy's own samples: ``PAIR_PROMPTS`` training prompts x
+              8 samples at T = 1; per prompt, the shortest correct answer WITH a thought chosen,
+              every longer correct answer with a thought rejected (thought-vs-thought).
+W = 0.5: a correct answer always outscores a wrong one (1 + W lambda >= 0.75 > 0 >= W min(0,
+lambda)), and the length term's spread within a group is half the accuracy term's. Warm-up a
+third of the run: the paper gives no length; a third leaves two thirds with the penalty.
+DPO: beta 0.1, lr 3e-5, 32 pairs a step (``DPOConfig``'s defaults; 5e-5 collapses the tiny
+policy), half as many steps as the RL runs (for the budget: 30 x 32 = 960 pairs drawn, a few
+passes over a few hundred pairs).
+
+Departures from the paper. Kimi's DPO negatives also include wrong longer answers, and correct
+ones only when 1.5x longer than the chosen: here a re-check adds 6-10 characters to a 30-70
+character answer, so the 1.5x rule would keep hardly any re-check pair, and wrong answers are left
+out so that a pair differs in length only. Prompts where the policy answers directly give no pair
+(a direct answer is never chosen, never rejected): a pair never teaches "stop thinking", which on
+``scratchpad`` was all it taught (lab 92's first version). Kimi measures response tokens; here
+characters (one a token on the tiny policy). Long2short RL (sec. 2.4's fourth method) is not run.
+
+Summaries: held-out per cell (128 prompts a cell, 20 for 2x1, one sample each at T = 1, the run's
+seed; :func:`~labkit.experiments.cells.heldout_cells` with ``extra``): pass rate, think rate,
+length, length of correct answers, re-checks per thought; before (the cold start, ``PROBE_SEED``)
+and after; ``(pool)``: the cells weighted equally as the training pool draws them. long2short
+adds its pairs' count and the re-checks and lengths of chosen and rejected answers.
+
+Budget (``python scripts/run_experiment.py kimi_length --workers 2``): 5 seeds x (3 GRPO arms x
+60 steps + DPO 30 steps). Pilot, for timing only (seed 100, 3 steps of the kimi arm and of
+long2short with its acc stage, full probes, one thread, load average 6-7.5 on the 2 cores from
+other jobs, so about 2.3x slow against lab 90's uncontended 1.9 s a GRPO step): ``PILOT``.
+Scaled to an idle core: a GRPO run 60 x 1.9 + ~10 s (held-out probe, set-up) ~ 124 s, 15 of
+them ~1,860 s; a long2short run ~19 s of pair sampling + 30 x ~1.2 s of DPO + ~8 s ~ 63 s, 5 of
+them ~315 s; the cold-start probe ~8 s once a worker. About 2,200 s of one-thread work: ~18 min
+on two workers, more with the step-time noise this machine shows.
 """
 
 from __future__ import annotations
 
-import random
+import pathlib
 import time
 
 import pandas as pd
-import torch
 
 from labkit.algos.dpo import DPOTrainer
-from labkit.algos.pairs import rank_pairs
-from labkit.experiments.r1_zero import SETUP, heldout
-from labkit.experiments.r1_zero import single_run as train
+from labkit.experiments.arms import grpo_run
+from labkit.experiments.cells import STATS, changes, cold_start_cells, heldout_cells
+from labkit.experiments.claims import Claim
+from labkit.experiments.harness import Experiment, Outcome, resume_or_start, slug
+from labkit.experiments.lagrange import pool_mean
+from labkit.experiments.long2short import pair_stats, rechecks, sample_pairs
+from labkit.experiments.r1_zero import SETUP, thinks
 from labkit.models.policy import load_policy
-from labkit.models.rollout import rollout
-from labkit.tasks import get_task
+from labkit.rewards.call import reward_name
+from labkit.rewards.reasoning import kimi_length
+from labkit.runs import checkpoint
+from labkit.runs.log import RunInUse, runs_root
 
 CLAIM = (
     "Kimi k1.5 (arXiv 2501.12599, sec. 2.3.3 and 2.4): a length reward within each group "
     "(lambda = 0.5 - (len - min_len)/(max_len - min_len); correct answers get lambda, wrong "
-    "ones min(0, lambda)) and long2short DPO (shortest correct answer chosen over a longer "
-    "correct one) make correct answers shorter at (nearly) equal accuracy."
+    "ones min(0, lambda)), warmed up after plain RL, and long2short DPO on the RL policy's own "
+    "samples (shortest correct answer chosen over longer correct ones) make answers shorter at "
+    "about the same accuracy. On the graded toy, whose thoughts carry redundant re-checks: GRPO "
+    "from tiny-graded with accuracy alone, + Kimi's reward, + a plain length penalty; and DPO "
+    "from each seed's accuracy-only policy on its thought-vs-thought pairs."
 )
+MODEL = "tiny-graded"
 W = 0.5
-"""Weight of the length rewards next to the accuracy reward (1.0)."""
+"""Weight of a length reward next to the accuracy reward (1.0): module docstring."""
+WARMUP = 1 / 3
+"""Share of the steps run without the length term (Kimi's warm-up)."""
+L_MAX = 97
+"""The plain penalty's scale: the task's completion limit (characters, one a token)."""
 MARGIN = 0.05
-"""'Equal accuracy': at most this much held-out accuracy below the accuracy-only run."""
+"""'About the same': held-out pass rate (pool) within this of the acc arm's: 2.5x the probe's
+own sampling s.e. of that rate (~0.02 over 660 samples), a few points as Kimi's tables."""
+THINK_MARGIN = 0.05
+"""long2short 'keeps thinking' on the hard cells: think rate within this of its RL policy's."""
+PROBE_SEED = 1000
+"""The cold-start probe's sampling seed: one "before" for every run, apart from the seeds."""
+HELDOUT = {"full": 128, "fast": 8}
+"""Held-out prompts per cell (all of them at 128; 2x1 has 20), one sample each at T = 1."""
+PAIR_PROMPTS = {"full": 256, "fast": 16}
+"""Training prompts the RL policy samples (``PAIR_G`` each) for long2short's pairs."""
+DPO = {"beta": 0.1, "learning_rate": 3e-5, "batch_size": 32}
+ACC, KIMI, PLAIN, L2S = "acc", "acc + kimi", "acc + plain", "long2short"
+DPO_SHARE = 0.5
+"""long2short's DPO steps, as a share of the RL runs' steps (budget: module docstring)."""
+PILOT = {
+    "GRPO s/step (kimi arm)": (5.69, 4.0, 3.74),
+    "DPO s/step": (2.92, 2.53),
+    "pairs sampling s (256 prompts x 8)": 42.1,
+    "held-out probe s": 14.5,
+    "cold-start probe s": 17.4,
+    "load average": (6.4, 7.6),
+}
+"""The timing pilot (seed 100, one thread, a loaded machine: module docstring)."""
 
 
 def plain_length(completions: list[str], **kwargs) -> list[float]:
-    """A plain length penalty: -len / L_max (characters), correct or not.
+    """A plain length penalty: -len / L_MAX (characters), correct or not.
 
-    >>> plain_length(["x" * 36, ""])
-    [-0.5, 0.0]
+    >>> plain_length(["x" * 97, ""])
+    [-1.0, 0.0]
     """
-    return [-len(c) / SETUP["max_completion_length"] for c in completions]
+    return [-len(c) / L_MAX for c in completions]
 
 
-VARIANTS = {
-    "acc": (["answer_match"], [1.0]),
-    "acc + kimi": (["answer_match", "kimi_length"], [1.0, W]),
-    "acc + plain": (["answer_match", plain_length], [1.0, W]),
+class WarmedUp:
+    """``fn``'s reward from training step ``start`` on, 0 before it (Kimi's warm-up: plain RL,
+    then a constant length penalty); a call without ``trainer_state`` scores as after it.
+
+    >>> from labkit.rewards.kwargs import TrainerState
+    >>> f = WarmedUp(plain_length, 2)
+    >>> f(["xx"], trainer_state=TrainerState(global_step=1)), f.__name__
+    ([0.0], 'plain_length')
+    """
+
+    def __init__(self, fn, start: int):
+        self.fn, self.start, self.__name__ = fn, start, reward_name(fn)
+
+    def __call__(self, completions, trainer_state=None, **kwargs):
+        if trainer_state is not None and trainer_state.global_step < self.start:
+            return [0.0] * len(completions)
+        return self.fn(completions, **kwargs)
+
+
+ARMS = {
+    ACC: {"kind": "grpo", "length": None},
+    KIMI: {"kind": "grpo", "length": "kimi_length"},
+    PLAIN: {"kind": "grpo", "length": "plain_length"},
+    L2S: {"kind": "dpo"},
 }
-"""name -> (reward functions, weights) of the GRPO runs."""
+"""Arm -> GRPO with its length reward (None: accuracy alone), or DPO from the acc policy.
+Long2short comes last: the harness sends a seed's arms in this order, so with two workers the
+acc run of its seed has finished when it starts."""
 
 
-@torch.no_grad()
-def long2short_pairs(n_prompts: int, seed: int = 0, G: int = 8) -> list[dict]:
-    """Pairs (shortest correct chosen, a longer correct rejected) from ``G`` samples of
-    ``tiny-think`` on ``n_prompts`` training prompts, at ``SETUP``'s completion length."""
-    model, tok = load_policy("tiny-think")
-    task = get_task("scratchpad")
-    ex = random.Random(seed).sample(task.train, n_prompts)
-    b = rollout(
-        model,
-        tok,
-        [e.prompt for e in ex for _ in range(G)],
-        SETUP["max_completion_length"],
-        temperature=1.0,
-        generator=torch.Generator().manual_seed(seed),
-    )
-    pairs = []
-    for k, e in enumerate(ex):
-        outs = b.completions[k * G : (k + 1) * G]
-        pairs += rank_pairs(e.prompt, outs, [task.verify(c, e.answer) for c in outs], "long2short")
-    return pairs
-
-
-def run(
-    fast: bool = False,
-    seed: int = 0,
-    steps: int | None = None,
-    n_eval: int | None = None,
-    progress: bool = True,
-) -> dict:
-    """The GRPO ``VARIANTS`` and DPO long2short (full 60 steps, fast 8). Returns
-    ``{"runs", "table", "config"}``; the table is held-out, T = 1."""
-    torch.set_num_threads(1)
-    steps, n_eval = steps or (8 if fast else 60), n_eval or (100 if fast else 300)
-    rows = [{"run": "cold start", **heldout(*load_policy("tiny-think"), n=n_eval, seed=seed)}]
-    runs = {}
-    for name, (funcs, weights) in VARIANTS.items():
-        trainer, secs = train(
-            name, "tiny-think", funcs, weights, steps, seed, progress, prefix="lab92-"
-        )
-        runs[name] = trainer.log
-        rows.append(
-            {
-                "run": name,
-                **heldout(trainer.model, trainer.tokenizer, n=n_eval, seed=seed),
-                "seconds": secs,
-            }
-        )
-    t0 = time.perf_counter()
-    pairs = long2short_pairs(64 if fast else 512, seed)
-    dpo = DPOTrainer(
-        "tiny-think",
-        pairs=pairs,
-        task="scratchpad",
+def grpo_arm(arm: str, *, seed: int, steps: int, run_name: str, tick):
+    """The GRPO run of ``arm`` (resumed from its checkpoints when it has some)."""
+    length = ARMS[arm]["length"]
+    funcs, weights = ["answer_match"], [1.0]
+    if length is not None:
+        fn = kimi_length if length == "kimi_length" else plain_length
+        funcs, weights = [*funcs, WarmedUp(fn, round(steps * WARMUP))], [1.0, W]
+    return grpo_run(
+        MODEL,
+        {},
         seed=seed,
-        max_steps=steps,
-        run_name="lab92-dpo-long2short",
-        save_steps=0,
+        steps=steps,
+        run_name=run_name,
+        tick=tick,
+        reward_funcs=[*funcs, thinks, rechecks],
+        reward_weights=[*weights, 0.0, 0.0],
+        task="graded",
+        track_kl=False,
+        save_steps=max(1, steps // 3),
+        **{**SETUP, "max_completion_length": None},
     )
-    dpo.train(progress=progress)
-    rows.append(
-        {
-            "run": "DPO long2short",
-            **heldout(dpo.model, dpo.tokenizer, n=n_eval, seed=seed),
-            "seconds": time.perf_counter() - t0,
-        }
-    )
-    return {
-        "runs": runs,
-        "dpo": dpo.log,
-        "pairs": len(pairs),
-        "table": pd.DataFrame(rows).set_index("run"),
-        "config": {"steps": steps, "seed": seed, "n_eval": n_eval, "w": W, **SETUP},
-    }
 
 
-def verdict(results: dict) -> str:
-    """Per method: correct answers shorter than the accuracy-only run's, accuracy within
-    ``MARGIN`` of it."""
-    t = results["table"]
-    ref = t.loc["acc"]
-    lines = [
-        (
-            f"acc (reference): accuracy {ref['accuracy']:.3f}, length of correct answers "
-            f"{ref['length correct']:.1f} chars, think rate {ref['think']:.3f}."
+def acc_run_name(run_name: str) -> str:
+    """The acc arm's run of the same root and seed: ``kimi_length/long2short/seed-3`` ->
+    ``kimi_length/acc/seed-3``."""
+    p = pathlib.PurePosixPath(run_name)
+    return str(p.parent.parent / slug(ACC) / p.name)
+
+
+def acc_policy(run_name: str, *, seed: int, steps: int, wait_s: float = 5.0):
+    """The acc arm's final policy of this seed: read from its checkpoint at ``steps``; trained
+    there first when it is missing, waited for while another process trains it."""
+    acc = acc_run_name(run_name)
+    while steps not in checkpoint.steps(runs_root() / acc):
+        try:
+            grpo_arm(ACC, seed=seed, steps=steps, run_name=acc, tick=lambda d, t: None).log.close()
+        except RunInUse:  # the acc job of this seed, in another worker: its checkpoint will come
+            time.sleep(wait_s)
+    model, tok = load_policy(MODEL)
+    model.load_state_dict(checkpoint.read(runs_root() / acc, steps)["model"])
+    return model, tok
+
+
+def dpo_arm(*, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """long2short: DPO from the acc policy of ``seed`` on its own thought-vs-thought pairs;
+    (trainer or None without pairs, the policy, its tokenizer, the pairs' stats)."""
+    model, tok = acc_policy(run_name, seed=seed, steps=steps)
+    pairs = sample_pairs(model, tok, PAIR_PROMPTS["fast" if fast else "full"], seed)
+    if not pairs:  # nothing to prefer: the policy stays as it is
+        tick(steps, steps)
+        return None, model, tok, pair_stats(pairs)
+    n = max(1, round(steps * DPO_SHARE))
+    trainer = resume_or_start(
+        DPOTrainer,
+        run_name,
+        n,
+        lambda done, total: tick(done * steps // n, steps),
+        model=model,
+        tokenizer=tok,
+        pairs=pairs,
+        task="graded",
+        seed=seed,
+        max_steps=n,
+        save_steps=0,  # short; a killed one starts again from the acc policy
+        **DPO,
+    )
+    return trainer, trainer.model, trainer.tokenizer, pair_stats(pairs)
+
+
+def with_pool(stats: dict) -> dict:
+    """``stats`` and the pool-weighted (cells equally) pass, think and length."""
+    return stats | {f"{s} (pool)": pool_mean(stats, s) for s in STATS}
+
+
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed; held-out stats per cell before (the cold start) and after."""
+    per_cell = HELDOUT["fast" if fast else "full"]
+    cold = with_pool(cold_start_cells(MODEL, per_cell, PROBE_SEED, extra=True))
+    extra: dict = {}
+    if settings["kind"] == "dpo":
+        trainer, model, tok, extra = dpo_arm(
+            seed=seed, steps=steps, fast=fast, run_name=run_name, tick=tick
         )
-    ]
-    for name in [r for r in t.index if r not in ("acc", "cold start")]:
-        r = t.loc[name]
-        shorter = r["length correct"] < ref["length correct"]
-        kept = r["accuracy"] >= ref["accuracy"] - MARGIN
-        word = "REPRODUCED" if shorter and kept else "NOT REPRODUCED"
-        lines.append(
-            f"{word} ({name}): correct answers {r['length correct']:.1f} chars "
-            f"(shorter: {shorter}), accuracy {r['accuracy']:.3f} (within {MARGIN}: "
-            f"{kept}), think rate {r['think']:.3f}."
-        )
-    return "\n".join(lines)
+    else:
+        trainer = grpo_arm(arm, seed=seed, steps=steps, run_name=run_name, tick=tick)
+        model, tok = trainer.model, trainer.tokenizer
+    after = with_pool(heldout_cells(model, tok, per_cell=per_cell, seed=seed, extra=True))
+    curves = pd.DataFrame({"step": []}) if trainer is None else trainer.log.metrics
+    if trainer is not None:
+        trainer.log.close()  # the run is done: its folder is free for a later resume
+    return Outcome(changes(cold, after) | extra, curves)
+
+
+SOURCE = "Kimi k1.5 (Kimi Team 2025, arXiv 2501.12599)"
+POOL = "Held-out, one sample a prompt at T = 1, the six cells weighted equally."
+CLAIMS = (
+    Claim(
+        "kimi-shorter",
+        "Kimi's length reward makes answers shorter than accuracy alone",
+        f"{SOURCE} sec. 2.3.3 (the length reward restrains the growth of response length; "
+        "token efficiency is average response length)",
+        metric="length (pool) after",
+        arm=KIMI,
+        baseline=ACC,
+        direction=-1,
+        note=f"Mean characters per answer. {POOL}",
+    ),
+    Claim(
+        "kimi-shorter-correct",
+        "... and shortens correct answers where a thought pays (2x2)",
+        f"{SOURCE} sec. 2.3.3 (shorter responses promoted among correct ones)",
+        metric="length correct (2x2) after",
+        arm=KIMI,
+        baseline=ACC,
+        direction=-1,
+        note="Mean characters per correct 2x2 answer (a seed without one is left out). Shorter "
+        "by dropping the thought would show as a fall in think (2x2) and pass (2x2).",
+    ),
+    Claim(
+        "kimi-rechecks",
+        "... by cutting redundant re-checks from the thoughts",
+        f"{SOURCE} sec. 2.3.3 (the overthinking the penalty targets); the toy's re-checks",
+        metric="rechecks (all) after",
+        arm=KIMI,
+        baseline=ACC,
+        direction=-1,
+        note="Re-checks per thought, over every held-out thought.",
+    ),
+    Claim(
+        "kimi-accuracy",
+        "Kimi's length reward keeps accuracy",
+        f"{SOURCE} sec. 2.3.3 (the penalty's stated cost is slower early training, which the "
+        "warm-up avoids)",
+        metric="pass (pool) after",
+        arm=KIMI,
+        baseline=ACC,
+        direction=0,
+        margin=MARGIN,
+        note=POOL,
+    ),
+    Claim(
+        "kimi-vs-plain",
+        "Kimi's reward keeps more accuracy than a plain length penalty of the same weight",
+        f"{SOURCE} sec. 2.3.3 (its design: length ranked among correct answers; a wrong "
+        "answer never rewarded for being short): the design's reason, not a measured claim",
+        metric="pass (pool) after",
+        arm=KIMI,
+        baseline=PLAIN,
+        note=POOL,
+    ),
+    Claim(
+        "l2s-shorter",
+        "long2short DPO makes its RL policy's answers shorter",
+        f"{SOURCE} sec. 2.4 (DPO: shortest correct answer chosen), sec. 3.4 and fig. 7 "
+        "(token efficiency: average tokens)",
+        metric="length (pool) after",
+        arm=L2S,
+        baseline=ACC,
+        direction=-1,
+        note=f"DPO starts from the acc arm's final policy of the same seed. {POOL}",
+    ),
+    Claim(
+        "l2s-rechecks",
+        "... by cutting redundant re-checks from the thoughts",
+        f"{SOURCE} sec. 2.4; the toy's re-checks (what a thought-vs-thought pair differs by)",
+        metric="rechecks (all) after",
+        arm=L2S,
+        baseline=ACC,
+        direction=-1,
+        note="Re-checks per thought, over every held-out thought.",
+    ),
+    Claim(
+        "l2s-accuracy",
+        "long2short DPO keeps its RL policy's accuracy",
+        f"{SOURCE} sec. 3.4, fig. 7 (the long2short models keep most of the long model's accuracy)",
+        metric="pass (pool) after",
+        arm=L2S,
+        baseline=ACC,
+        direction=0,
+        margin=MARGIN,
+        note=POOL,
+    ),
+    Claim(
+        "l2s-thinks",
+        "long2short DPO keeps thinking where a thought pays (the two-digit cells)",
+        f"{SOURCE} sec. 2.4 (a short-CoT model that keeps reasoning); the pairs' design",
+        metric="think (hard) after",
+        arm=L2S,
+        baseline=ACC,
+        direction=0,
+        margin=THINK_MARGIN,
+        note="Think rate on 2x2 and 3x2. Pairs are thought against thought only.",
+    ),
+)
+
+EXPERIMENT = Experiment(
+    name="kimi_length",
+    lab="92_kimi_length_penalty",
+    arms=ARMS,
+    train=train,
+    steps=60,
+    claims=CLAIMS,
+    curves=(
+        "accuracy",
+        "len/mean",
+        "len/correct",
+        "rewards/thinks/mean",
+        "rewards/rechecks/mean",
+        "rewards/kimi_length/mean",
+        "rewards/plain_length/mean",
+        "loss",
+        "rewards/margins",
+        "rewards/accuracies",
+    ),
+    live={"arms": [ACC, KIMI], "seeds": (0, 1), "steps": 30},
+)
+"""Kimi's length reward and long2short (labkit.experiments.kimi_length): the warm-up and the
+pairs do what the docstring says, the claims name real arms and summary columns. The runs: lab
+92's live cell in fast mode and the stored result."""
