@@ -12,7 +12,7 @@ import torch
 torch.set_num_threads(1)
 from labkit.algos.rejection import rejection_sample
 from labkit.experiments import r1_pipeline as r1
-from labkit.experiments.rft import probe
+from labkit.experiments.r1_pipeline import probe
 from labkit.models.policy import load_policy
 from labkit.tasks import get_task
 from labkit.tasks.scratchpad import target

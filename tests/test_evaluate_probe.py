@@ -1,5 +1,5 @@
 """One held-out probe (``labkit.runs.evaluate.probe``) behind r1_zero's ``heldout``, prm's
-``heldout`` (search's ``sample``) and rft's ``probe`` (``rejection_sample``): one seeded
+``heldout`` (search's ``sample``) and r1_pipeline's ``probe`` (``rejection_sample``): one seeded
 generator drawing batch after batch, so each caller returns what the probe drew."""
 
 import numpy as np
@@ -8,7 +8,7 @@ import torch
 
 import labkit as lk
 from labkit.algos.rejection import rejection_sample
-from labkit.experiments import prm, r1_zero, rft, search
+from labkit.experiments import prm, r1_pipeline, r1_zero, search
 from labkit.models.rollout import rollout
 from labkit.runs.evaluate import probe
 from labkit.tasks.scratchpad import parse
@@ -61,9 +61,11 @@ def test_the_three_heldout_probes_return_what_the_probe_drew(think):
     assert search.sample(model, tok, ex, 1, seed=5) == q.by_prompt(1)
     right = prm.answer_match(q.completions, answer=[e.answer for e in ex])
     assert prm.heldout(model, tok, ex, seed=5)["accuracy"] == sum(right) / 24
-    assert rft.SETUP["max_completion_length"] == search.MAX_LEN  # so rft's probe draws q
+    assert (
+        r1_pipeline.SETUP["max_completion_length"] == search.MAX_LEN
+    )  # so r1_pipeline's probe draws q
     thinks = [parse(c).well_formed and bool(parse(c).think) for c in q.completions]
-    assert rft.probe(model, tok, TASK, 24, 5) == {
+    assert r1_pipeline.probe(model, tok, TASK, 24, 5) == {
         "accuracy": q.accuracy,
         "think_rate": sum(thinks) / 24,
         "len_mean": sum(q.lengths) / 24,

@@ -195,8 +195,15 @@ class SamplingTrainer(Trainer):
         return max_completion_tokens(self.task, self.config.max_completion_length)
 
     # -- generate -> score -> verify ---------------------------------------------------------
+    @property
+    def sampler(self) -> torch.nn.Module:
+        """The policy that samples the completions: pi_theta itself (on-policy). Offline RFT
+        (:class:`~labkit.algos.rft.OfflineRFTTrainer`) samples from the frozen pi_sft instead."""
+        return self.model
+
     def generate(self) -> Rollout:
-        """Sample G completions for each of ``prompts_per_step`` training prompts."""
+        """Sample G completions from :attr:`sampler` for each of ``prompts_per_step`` training
+        prompts."""
         c = self.config
         examples = [
             e
@@ -204,7 +211,7 @@ class SamplingTrainer(Trainer):
             for _ in range(c.num_generations)
         ]
         r = rollout(
-            self.model,
+            self.sampler,
             self.tokenizer,
             [e.prompt for e in examples],
             self.max_len,

@@ -66,3 +66,34 @@ def live_log(experiment, arm: str, fast: bool = False, full: bool = False, seed:
     cfg = experiment.live_config(fast=fast, full=full)
     seed = cfg["seeds"][0] if seed is None else seed
     return load_run(runs_root() / cfg["root"] / slug(arm) / f"seed-{seed}")
+
+
+class Probes:
+    """An ``until`` for :func:`grpo_run` / ``resume_or_start`` that never stops the run: at
+    every ``every``-th step (and the last) it records ``fn(trainer)`` (a dict of scalars) as a
+    row of ``<run folder>/probes.jsonl``. Each write keeps only the rows of earlier steps, so a
+    run resumed from a checkpoint redoes the probes after it (``resume_or_start`` calls
+    ``until`` once on the resumed step) and none is counted twice."""
+
+    FILE = "probes.jsonl"
+
+    def __init__(self, fn, every: int):
+        self.fn, self.every = fn, max(1, every)
+
+    def __call__(self, trainer) -> bool:
+        from labkit.runs.log import load_jsonl, save_jsonl
+
+        step = trainer.global_step
+        if step % self.every == 0 or step == trainer.config.max_steps:
+            path = trainer.log.path / self.FILE
+            rows = [r for r in load_jsonl(path) if r["step"] < step] if path.exists() else []
+            save_jsonl(path, [*rows, {"step": step, **self.fn(trainer)}])
+        return False
+
+    @classmethod
+    def read(cls, trainer) -> pd.DataFrame:
+        """The probes recorded for ``trainer``'s run, one row per probed step."""
+        from labkit.runs.log import load_jsonl
+
+        path = trainer.log.path / cls.FILE
+        return pd.DataFrame(load_jsonl(path) if path.exists() else [])

@@ -12,11 +12,11 @@ Departures, and why:
 - Stage 4 fine-tunes the cold start, not a random-init "base": retraining the 0.9 M model from
   scratch costs ~1000 SFT steps (minutes), more than the whole lab; R1 also keeps its base's
   pretraining, which our random init does not have. No non-reasoning SFT data is mixed in.
-- r = answer_match + 0.5 think_format (R1 gives no weights); beta = 0, mu = 1 (rft.SETUP).
+- r = answer_match + 0.5 think_format (R1 gives no weights); beta = 0, mu = 1 (``SETUP``).
 - The student (hidden 64, 2 layers, ~0.1 M parameters) is first "pretrained" by SFT on direct
   answers (``<answer>25</answer>``) so that it knows the output format; then the same number
   of optimisation steps of SFT on the teacher's (stage 3's) traces, or of GRPO.
-- Accuracy, think rate, length: held-out probe, one sample at T = 1 (``rft.probe``).
+- Accuracy, think rate, length: held-out probe, one sample at T = 1 (:func:`probe`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from labkit.algos.grpo import GRPOTrainer
 from labkit.algos.rejection import rejection_sample
 from labkit.algos.sft import SFTTrainer
 from labkit.experiments.dapo import beats
-from labkit.experiments.rft import COLD, SETUP, probe, slug
+from labkit.experiments.harness import slug
 from labkit.models.policy import char_tokenizer, load_policy, tiny_config
 from labkit.tasks import get_task
 from labkit.tasks.scratchpad import target
@@ -44,10 +44,35 @@ CLAIM = (
     "improves each stage; and a small model distilled (SFT) on the big model's traces beats "
     "the same small model trained by RL."
 )
+COLD = "tiny-think"
+SETUP = {
+    "reward_funcs": ["answer_match"],
+    "learning_rate": 3e-4,
+    "num_iterations": 1,
+    "num_generations": 4,
+    "prompts_per_step": 16,
+    "beta": 0.0,
+    "max_completion_length": 64,
+}
+"""The RL stages' set-up on ``scratchpad`` (16 prompts x G = 4, mu = 1, beta = 0)."""
 RL = SETUP | {"reward_funcs": ["answer_match", "think_format"], "reward_weights": [1.0, 0.5]}
 """Both RL stages (and the student's RL): R1's accuracy + format rewards."""
 SFT_LR = 1e-3
 """Learning rate of the SFT stages (the cold start used 3e-3 from random init)."""
+
+
+def probe(model, tok, task, n_eval: int, seed: int) -> dict:
+    """Held-out probe (one sample per prompt, T = 1): accuracy, think rate, mean length."""
+    s = rejection_sample(
+        model,
+        tok,
+        task,
+        task.heldout[:n_eval],
+        1,
+        seed=seed,
+        max_completion_length=SETUP["max_completion_length"],
+    ).stats()
+    return {k: s[k] for k in ("accuracy", "think_rate", "len_mean")}
 
 
 def student_policy(seed: int = 0):
