@@ -159,3 +159,15 @@ def test_a_fast_run_logs_gaos_curve_and_the_summary(arm, runs, monkeypatch):
     assert (out.curves[rh.D] >= 0).all() and out.curves["kl/k3"].notna().all()
     assert {c.metric for c in rh.CLAIMS} <= set(out.summary)
     assert 0.0 <= out.summary["gold before"] <= 1.0
+
+
+def test_the_members_are_made_the_same_way_but_for_the_seed():
+    """The shipped cards: one recipe (readout, pairs, steps, learning rate), seeds 0, 1, 2."""
+    from labkit.algos.reward_model import load_reward_model
+
+    cards = [load_reward_model(name).card for name in rh.MEMBERS]
+    assert [c["seed"] for c in cards] == [0, 1, 2]
+    assert {c["readout"] for c in cards} == {"head"} and {c["data_seed"] for c in cards} == {0}
+    same = [{k: v for k, v in c["config"].items() if k != "seed"} for c in cards]
+    assert same[0] == same[1] == same[2] and same[0]["max_steps"] == 800
+    assert {c["train_pairs"] for c in cards} == {cards[0]["train_pairs"]}

@@ -62,8 +62,14 @@ network and readout, since the members were being trained): ensemble min 2.1, 1.
 a process ~12 s more (SFT, loading the members, the held-out probe). Estimate, per step: proxy ~1.0
 s, proxy + KL ~1.1, ensemble min ~1.5, PAR ~1.4 under that load, about a third less uncontended:
 5 seeds x (80 x 5.0 s + 4 x 5 s) ~ 2,100 s of one-thread work under the pilot's load, ~1,400 s
-uncontended: 12-18 min on two workers. The reward models themselves are shipped (three of 1.8 MB,
-float16: ~3 min each on one uncontended core, ~20 contended), not trained in a run.
+uncontended: 12-18 min on two workers. The reward models themselves are shipped (three of 1.8 MB
+in float16, 5.2 MB with their cards and tokenizers; 330-870 s each to make on one contended
+thread), not trained in a run. Their cards: held-out pair accuracy on the policy's near misses
+0.507, 0.641, 0.561 and on clear errors 0.914, 0.967, 0.991 (members 0, 1, 2): the seed alone moves
+a weak RM this much. Member 0, the proxy as fixed above (seed 0), is the weakest of the three
+on near misses, so "the min-ensemble keeps more gold than a single member" compares the ensemble
+with its weakest member; runs on members 1 and 2 alone would make the fairer baseline and do not
+fit the budget.
 """
 
 from __future__ import annotations
@@ -299,7 +305,8 @@ CLAIMS = (
         metric="gold after",
         arm="ensemble min",
         baseline="proxy",
-        note=GOLD_NOTE + " Members differ in training seed only (the paper's set-up).",
+        note=GOLD_NOTE + " Members differ in training seed only (the paper's set-up); the "
+        "single member is member 0, the weakest of the three on near misses (module docstring).",
     ),
     Claim(
         "min-not-cured",
