@@ -223,7 +223,11 @@ def heldout_accuracies(rm: RewardModel, heldout) -> dict:
     return {"heldout/accuracy": rm.accuracy(heldout)}
 
 
-REWARD_MODELS = {"tiny-addition-rm": CHECKPOINTS / "tiny-addition-rm"}
+REWARD_MODELS = {
+    "tiny-addition-rm": CHECKPOINTS / "tiny-addition-rm",
+    # lab 36's weak ensemble: the scalar head alone, seeds 0-2 (scripts/make_reward_model.py)
+    **{f"tiny-addition-weak-rm-{k}": CHECKPOINTS / f"tiny-addition-weak-rm-{k}" for k in range(3)},
+}
 
 
 def load_reward_model(name: str = "tiny-addition-rm") -> RewardModel:
