@@ -15,16 +15,19 @@ difference over seeds (``labkit.experiments.claims``).
 The setup, and why (departures from the paper):
 - The ``tiny`` cold start answers 2-digit addition in 2-3 characters then stops: its length
   has nothing to drift from. We start from ``tiny-babble-wrong``
-  (``scripts/make_babble_checkpoint.py --wrong-babble``): the same policy after a short SFT on
-  its own sampled answers, where a space and random digits ("fails to stop") follow most of the
-  WRONG answers and few of the right ones, so that at the cold start a long answer is mostly a
-  wrong one (its card, ``labkit_card.json``, gives P(long | wrong) and P(long | right);
-  ``tests/test_experiments_dr_grpo.py`` checks the gap).
+  (``scripts/make_babble_checkpoint.py --wrong-babble 0.6 --babble 0.05 --temperature 1
+  --hesitate``): the same policy after a short SFT on its own sampled answers, where a leading
+  space, then the answer, then a space and random digits ("fails to stop") is the form of most
+  WRONG answers and few right ones, so that at the cold start a long answer is mostly a wrong
+  one (its card, ``labkit_card.json``, gives P(long | wrong) and P(long | right);
+  ``tests/test_experiments_dr_grpo.py`` checks the gap). The policy picks that "unsure" mode
+  with its first token, before its answer: a tail after wrong answers alone was not learnable
+  (the tiny policy cannot tell its answer is wrong; it rambled as often after right ones).
 - Why that set-up lets the effect happen: the paper's mechanism acts within a group. A wrong
   answer has A < 0 and GRPO spreads its penalty over its |o_i| tokens, so the decision to stop
   after a wrong answer is pushed down harder when the answer is short than the decision to
-  ramble when it is long: once the policy can tell (from its own answer) that it is wrong,
-  rambling after a wrong answer is punished least, and wrong answers grow. The previous cold
+  ramble when it is long: the unsure mode's long wrong answers are punished least per token,
+  the short wrong answers of the confident mode most, so among wrong answers the long ones gain. The previous cold
   start, ``tiny-babble``, rambled as often after a right answer as after a wrong one: the
   stop-or-ramble decision could not depend on correctness, so the push on it from right and
   wrong answers cancelled and there were no wrong-and-long answers for 1/|o| to favour (a toy
