@@ -1,5 +1,6 @@
 """Dr. GRPO's length and std biases (labkit.experiments.dr_grpo): the setup that gives length
-room (tiny-babble on addition_ramble), the std-bias table against hand-computed values, the
+room (tiny-babble on addition_ramble) and ties it to wrong answers (tiny-babble-wrong's card,
+truncation scored 0), the std-bias table against hand-computed values, the
 slope, and the experiment's arms and claims. The runs themselves: the lab's live cell in fast
 mode (tests/test_notebooks.py) and the stored result (tests/test_results_tables.py)."""
 
@@ -11,8 +12,11 @@ import labkit as lk
 from labkit.algos.config import GRPOConfig
 from labkit.core import group_advantages
 from labkit.experiments import dr_grpo
+from labkit.models.policy import char_tokenizer
 from labkit.models.rollout import rollout
 from labkit.rewards import get_reward
+from labkit.rewards.runtime import is_inline
+from labkit.rewards.truncation import TruncatedZero, truncated
 from labkit.tasks import get_task
 from labkit.tasks.ramble import leading_int
 
@@ -39,6 +43,27 @@ def test_babble_policy_can_be_long_and_the_cold_start_cannot():
     torch.set_num_threads(1)
     assert long_fraction("tiny") < 0.02  # measured: 1 of 256 here; 0 of 512 with seed 0
     assert 0.1 < long_fraction("tiny-babble") < 0.5  # the card says 0.24 on 512 prompts
+
+
+def test_wrong_babble_cold_start_rambles_after_its_wrong_answers():
+    card = lk.checkpoint_card("tiny-babble-wrong")  # scripts/make_babble_checkpoint.py
+    assert card["long_frac_wrong"] > 2 * card["long_frac_right"]
+    assert card["len_mean_wrong"] > card["len_mean_right"] + 1
+    assert 0.05 < card["leading_pass_rate"] < 0.5 and card["truncated_frac"] > 0.05
+    assert card["dtype"] == "float16" and card["wrong_babble"] > card["babble"]
+    assert dr_grpo.MODEL == "tiny-babble-wrong"
+
+
+def test_truncated_completions_score_zero():
+    eos = char_tokenizer().eos_token_id
+    r = TruncatedZero("leading_match", max_len=4, eos_token_id=eos)
+    ids = [[1, 1, 1, 1], [1, 1, 1, eos], [1, 1, eos], [1, 1, 1, 1]]
+    # truncated and right -> 0; ended at the limit -> 1; ended early -> 1; truncated, wrong -> 0
+    got = r(["42 1", "42 ", "42", "41 1"], completion_ids=ids, answer=["42"] * 4)
+    assert got == [0.0, 1.0, 1.0, 0.0] and r.__name__ == "leading_match_ended"
+    assert dr_grpo.reward().max_len == dr_grpo.SETUP["max_completion_length"]
+    assert not truncated([], 4, eos)
+    assert is_inline(r)  # no reward process (a worker with one never exits)
 
 
 def fake_samples(rewards_by_group, scale, G=4):

@@ -14,17 +14,46 @@ difference over seeds (``labkit.experiments.claims``).
 
 The setup, and why (departures from the paper):
 - The ``tiny`` cold start answers 2-digit addition in 2-3 characters then stops: its length
-  has nothing to drift from. We start from ``tiny-babble`` (``scripts/make_babble_checkpoint.py``):
-  the same policy after a short SFT on its own greedy answers, 30 % of them followed by a space
-  and random digits ("fails to stop"), so some of its samples ramble and a few hit the limit.
+  has nothing to drift from. We start from ``tiny-babble-wrong``
+  (``scripts/make_babble_checkpoint.py --wrong-babble 0.6 --babble 0.05 --temperature 1
+  --hesitate``): the same policy after a short SFT on its own sampled answers, where a leading
+  space, then the answer, then a space and random digits ("fails to stop") is the form of most
+  WRONG answers and few right ones, so that at the cold start a long answer is mostly a wrong
+  one (its card, ``labkit_card.json``, gives P(long | wrong) and P(long | right);
+  ``tests/test_experiments_dr_grpo.py`` checks the gap). The policy picks that "unsure" mode
+  with its first token, before its answer: a tail after wrong answers alone was not learnable
+  (the tiny policy cannot tell its answer is wrong; it rambled as often after right ones).
+- Why that set-up lets the effect happen: the paper's mechanism acts within a group. A wrong
+  answer has A < 0 and GRPO spreads its penalty over its |o_i| tokens, so the decision to stop
+  after a wrong answer is pushed down harder when the answer is short than the decision to
+  ramble when it is long: the unsure mode's long wrong answers are punished least per token,
+  the short wrong answers of the confident mode most, so among wrong answers the long ones gain. The previous cold
+  start, ``tiny-babble``, rambled as often after a right answer as after a wrong one: the
+  stop-or-ramble decision could not depend on correctness, so the push on it from right and
+  wrong answers cancelled and there were no wrong-and-long answers for 1/|o| to favour (a toy
+  in which the effect could not happen). Under Dr. GRPO every token of every answer gets the
+  same weight |A_i| / (G L_max), so the length of an answer does not soften its penalty.
+- What would falsify it: on this set-up, where long wrong answers exist from step 0 and their
+  length is free of the reward, GRPO's wrong answers not growing (slope <= 0), or not growing
+  more than Dr. GRPO's (paired difference <= 0).
 - The task is ``addition_ramble``: the leading integer is graded, what follows is ignored, so
-  length is free of the reward, as for a reasoning trace, and only the loss can move it. On
-  plain ``addition`` any extra character is wrong and both losses just learn to stop. Free of
-  the reward also means the ramble is as likely after a right answer as after a wrong one:
-  there are no "wrong and long" answers for 1/|o| to favour (the claim's note says so).
-- Reward: ``leading_match`` (binary), so a group's accuracy is its reward spread.
+  an answer's tail is free of the reward, as a reasoning trace's length is; on plain
+  ``addition`` any extra character is wrong and both losses just learn to stop.
+- Truncation scored 0: a completion that reaches ``max_completion_length`` (16) tokens without
+  eos gets reward 0 (``labkit.rewards.truncation.TruncatedZero`` around ``leading_match``, and
+  the trainer's verifier is that reward, so ``len/incorrect`` counts it as wrong), as an
+  R1-Zero run scores an answer that never finished. It stays in the loss (not DAPO's
+  ``mask_truncated_completions``, which would drop it) with A < 0 in a mixed group: the
+  longest wrong answers, the ones GRPO's 1/|o| dilutes most.
+- Reward: binary, so a group's accuracy is its reward spread (the std bias below).
 - The tiny policy, G = 4, 16 prompts a step, lr 5e-4, mu = 2: a toy, not the paper's
   Qwen2.5 on MATH; the trend is read as the least-squares slope of a metric over steps.
+
+Timing pilot (one thread, the shared 2-core machine, 2026-11-27): GRPO on seed 0 from
+``tiny-babble-wrong``, 3 full-mode steps: 2.1 s (0.64 s the first step, 0.48-0.49 s the next).
+At ~0.6 s a step (lengths may grow: the earlier set-up's stored run took 1930 s for the same
+10 runs), 2 arms x 5 seeds x 150 steps ~ 900-1300 s of one-thread work, ~8-11 min on 2
+workers.
 """
 
 from __future__ import annotations
@@ -35,6 +64,8 @@ import pandas as pd
 from labkit.experiments.arms import grpo_run, tail_means
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
+from labkit.models.policy import char_tokenizer
+from labkit.rewards.truncation import TruncatedZero
 
 CLAIM = (
     "Dr. GRPO (Liu et al. 2025, arXiv 2503.20783): GRPO's per-response length normalisation "
@@ -43,6 +74,8 @@ CLAIM = (
     "no std scaling (scale_rewards='none') it does not. The group std in the advantage "
     "up-weights questions that are too easy or too hard (small reward spread)."
 )
+MODEL = "tiny-babble-wrong"
+"""The cold start whose rambling goes with its wrong answers (``scripts/make_babble_checkpoint.py``)."""
 SETUP = {
     "reward_funcs": ["leading_match"],
     "learning_rate": 5e-4,
@@ -52,7 +85,8 @@ SETUP = {
     "beta": 0.0,
     "max_completion_length": 16,
 }
-"""The long-completion setup shared with lab 77 (``labkit.experiments.dapo``)."""
+"""The long-completion setup shared with lab 77 (``labkit.experiments.dapo``, on ``tiny-babble``
+with ``leading_match``); this experiment scores truncation 0 on top of it (:func:`reward`)."""
 ARMS = {
     "GRPO": {"loss_type": "grpo", "scale_rewards": "group"},
     "Dr. GRPO": {"loss_type": "dr_grpo", "scale_rewards": "none"},
@@ -60,11 +94,16 @@ ARMS = {
 LENGTHS = ["len/incorrect", "len/correct", "len/truncated_frac"]
 SLOPES = ["len/incorrect", "len/correct"]
 SOURCE = "Liu et al. 2025, Dr. GRPO (2503.20783)"
-NO_LONG_WRONG = (
-    "addition_ramble's ramble is free of the reward and as likely after a right answer as "
-    "after a wrong one, so there are no wrong-and-long answers for 1/|o| to favour; a "
-    "policy whose rambling goes with its wrong answers is left to a later set-up."
+WHY = (
+    "the cold start rambles mostly after its wrong answers (tiny-babble-wrong's card), and a "
+    "truncated answer scores 0, so there are wrong-and-long answers for 1/|o| to favour"
 )
+
+
+def reward(max_len: int = SETUP["max_completion_length"]) -> TruncatedZero:
+    """``leading_match``, 0 for a completion truncated at ``max_len`` tokens (the tiny
+    family's eos); named ``leading_match_ended``, the trainer's verifier."""
+    return TruncatedZero("leading_match", max_len, char_tokenizer().eos_token_id)
 
 
 def slope(metrics: pd.DataFrame, key: str) -> float:
@@ -121,10 +160,12 @@ def std_summary(samples: pd.DataFrame, G: int) -> dict:
 
 
 def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
-    """One arm on one seed: ``SETUP`` + the arm's loss on ``tiny-babble`` / ``addition_ramble``;
-    summarised by each length's slope over steps and end level, and the std bias."""
+    """One arm on one seed: ``SETUP`` + the arm's loss on ``MODEL`` / ``addition_ramble``, the
+    truncation-0 :func:`reward` deciding what is correct; summarised by each length's slope over
+    steps and end level, and the std bias."""
+    r = reward()
     trainer = grpo_run(
-        "tiny-babble",
+        MODEL,
         settings,
         seed=seed,
         steps=steps,
@@ -133,7 +174,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
         task="addition_ramble",
         track_kl=False,
         save_steps=max(1, steps // 3),
-        **SETUP,
+        **(SETUP | {"reward_funcs": [r], "verifier": r.__name__}),
     )
     m = trainer.log.metrics
     summary = {
@@ -177,7 +218,7 @@ EXPERIMENT = Experiment(
             f"{SOURCE} sec. 3.1",
             metric="len/incorrect slope",
             arm="GRPO",
-            note=NO_LONG_WRONG,
+            note=WHY,
         ),
         Claim(
             "length-vs-dr",
@@ -186,7 +227,7 @@ EXPERIMENT = Experiment(
             metric="len/incorrect slope",
             arm="GRPO",
             baseline="Dr. GRPO",
-            note=NO_LONG_WRONG,
+            note=WHY,
         ),
         Claim(
             "std-bias",

@@ -25,6 +25,7 @@ CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
 BUILTIN = {
     "tiny": CHECKPOINTS / "tiny-addition",
     "tiny-babble": CHECKPOINTS / "tiny-babble",  # scripts/make_babble_checkpoint.py
+    "tiny-babble-wrong": CHECKPOINTS / "tiny-babble-wrong",  # the same, --wrong-babble
     "tiny-think": CHECKPOINTS / "tiny-think",  # scripts/make_scratchpad_checkpoint.py
     "tiny-direct": CHECKPOINTS / "tiny-direct",
     "tiny-graded": CHECKPOINTS / "tiny-graded",  # scripts/make_graded_checkpoint.py
