@@ -119,7 +119,7 @@ def test_heldout_cells_extra_stats():
 
 
 STORED = STORE / "kimi_length.json"
-HELD: dict[str, str] = {"l2s-shorter": "reproduced", "l2s-accuracy": "not reproduced"}
+HELD: dict[str, str] = {"l2s-shorter": "reproduced", "l2s-thinks": "reproduced"}
 """Claim key -> the verdict the stored run gave, for the claims it decided (the rest: inconclusive)."""
 
 

@@ -36,8 +36,14 @@ W = 0.5: a correct answer always outscores a wrong one (1 + W lambda >= 0.75 > 0
 lambda)), and the length term's spread within a group is half the accuracy term's. Warm-up a
 third of the run: the paper gives no length; a third leaves two thirds with the penalty.
 DPO: beta 0.1, lr 3e-5, 32 pairs a step (``DPOConfig``'s defaults; 5e-5 collapses the tiny
-policy), half as many steps as the RL runs (for the budget: 30 x 32 = 960 pairs drawn, a few
-passes over a few hundred pairs).
+policy), ``PASSES`` passes over the pairs, at most half as many steps as the RL runs (30).
+
+Revised after the first stored run (commit 792962b, disclosed in lab 92): it sampled 256
+prompts and took 30 DPO steps whatever the pair count, meant as "a few passes over a few hundred
+pairs"; but the RL policy rarely re-checks, so 2,048 samples gave only 19-45 pairs a seed and 30
+steps passed over each 20-50 times (long2short shorter: reproduced; keeps accuracy: not
+reproduced). Now 2,048 prompts (~8x the pairs at that rate) and ``PASSES`` passes, as the design
+meant; the claims and their rules are unchanged, the GRPO arms' runs are the same.
 
 Departures from the paper. Kimi's DPO negatives also include wrong longer answers, and correct
 ones only when 1.5x longer than the chosen: here a re-check adds 6-10 characters to a 30-70
@@ -65,6 +71,7 @@ on two workers, more with the step-time noise this machine shows.
 
 from __future__ import annotations
 
+import math
 import pathlib
 import time
 
@@ -109,12 +116,14 @@ PROBE_SEED = 1000
 """The cold-start probe's sampling seed: one "before" for every run, apart from the seeds."""
 HELDOUT = {"full": 128, "fast": 8}
 """Held-out prompts per cell (all of them at 128; 2x1 has 20), one sample each at T = 1."""
-PAIR_PROMPTS = {"full": 256, "fast": 16}
+PAIR_PROMPTS = {"full": 2048, "fast": 16}
 """Training prompts the RL policy samples (``PAIR_G`` each) for long2short's pairs."""
 DPO = {"beta": 0.1, "learning_rate": 3e-5, "batch_size": 32}
 ACC, KIMI, PLAIN, L2S = "acc", "acc + kimi", "acc + plain", "long2short"
 DPO_SHARE = 0.5
 """long2short's DPO steps, as a share of the RL runs' steps (budget: module docstring)."""
+PASSES = 3
+"""long2short's passes over its pairs (fewer steps than ``DPO_SHARE`` allows when pairs are few)."""
 PILOT = {
     "GRPO s/step (kimi arm)": (5.69, 4.0, 3.74),
     "DPO s/step": (2.92, 2.53),
@@ -209,6 +218,17 @@ def acc_policy(run_name: str, *, seed: int, steps: int, wait_s: float = 5.0):
     return model, tok
 
 
+def dpo_steps(pairs: int, steps: int) -> int:
+    """DPO steps for ``pairs`` pairs: ``PASSES`` passes at ``DPO["batch_size"]`` a step, at most
+    ``DPO_SHARE`` x the RL runs' ``steps``, at least one.
+
+    >>> dpo_steps(230, 60), dpo_steps(1000, 60), dpo_steps(3, 60)
+    (22, 30, 1)
+    """
+    cap = max(1, round(steps * DPO_SHARE))
+    return max(1, min(cap, math.ceil(PASSES * pairs / DPO["batch_size"])))
+
+
 def dpo_arm(*, seed: int, steps: int, fast: bool, run_name: str, tick):
     """long2short: DPO from the acc policy of ``seed`` on its own thought-vs-thought pairs;
     (trainer or None without pairs, the policy, its tokenizer, the pairs' stats)."""
@@ -217,7 +237,7 @@ def dpo_arm(*, seed: int, steps: int, fast: bool, run_name: str, tick):
     if not pairs:  # nothing to prefer: the policy stays as it is
         tick(steps, steps)
         return None, model, tok, pair_stats(pairs)
-    n = max(1, round(steps * DPO_SHARE))
+    n = dpo_steps(len(pairs), steps)
     trainer = resume_or_start(
         DPOTrainer,
         run_name,
