@@ -328,3 +328,23 @@ def test_half_precision_is_computed_in_float32(half):
     ]
     for out in outs:
         assert out.dtype == torch.float32 and torch.isfinite(out).all()
+
+
+def test_entropy_in_chunks_equals_one_pass_and_bounds_its_memory(monkeypatch):
+    """Chunks of positions give the one-pass entropy and gradient; the no-grad call's peak
+    temporaries stay near one chunk (an H200 ran out of memory on the one-pass version)."""
+    from labkit.core import logprobs
+    from labkit.models.memory import peak_cpu_memory
+
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(4, 50, 1000, generator=g, requires_grad=True)  # [B, T, V]
+    whole = entropy_from_logits(logits, 0.7)
+    (grad_whole,) = torch.autograd.grad(whole.sum(), logits)
+    monkeypatch.setattr(logprobs, "ENTROPY_CHUNK", 3 * 1000)  # 3 positions a chunk, 67 chunks
+    chunked = entropy_from_logits(logits, 0.7)
+    (grad_chunked,) = torch.autograd.grad(chunked.sum(), logits)
+    torch.testing.assert_close(chunked, whole)
+    torch.testing.assert_close(grad_chunked, grad_whole)
+    with torch.no_grad():
+        peak = peak_cpu_memory(lambda: entropy_from_logits(logits))
+    assert peak < 0.1 * logits.numel() * 4  # one pass: 3 fp32 copies of the logits

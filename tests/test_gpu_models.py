@@ -30,7 +30,9 @@ pytestmark = pytest.mark.gpu
 def decoders_agree(model, ids, mask, tokens, record_property):
     hf, lean = both_decoders(model, ids, mask, tokens)
     record_property("max_abs_logit_diff", (lean - hf).abs().max().item())
-    torch.testing.assert_close(lean, hf, rtol=1e-5, atol=1e-4)  # CPU: 1.6e-5
+    # CPU: 1.6e-5; an H200 (CUDA's fused attention and GEMM kernels): 1.3e-4 on 2 of 3465 logits
+    atol = 1e-3 if lean.device.type == "cuda" else 1e-4
+    torch.testing.assert_close(lean, hf, rtol=1e-5, atol=atol)
 
 
 def test_lean_decoder_and_prefill_equal_hf_on_cuda(tiny, gpu_device, record_property):

@@ -21,7 +21,7 @@ def loss_and_grads(model, r):
     parameters."""
     model.train()
     logp = completion_logprobs(model, r)  # [B, T]
-    adv = torch.linspace(-1, 1, len(r))  # [B]
+    adv = torch.linspace(-1, 1, len(r), device=logp.device)  # [B]
     loss, _ = policy_loss(logp, logp.detach() - 0.05, adv, r.completion_mask.float())
     params = [p for p in model.parameters() if p.requires_grad]
     return loss, torch.autograd.grad(loss, params)

@@ -63,8 +63,8 @@ def grouped_batch(model, tok, G=4, n=6, T=5, seed=0):
         tok,
         [p for p in prompts for _ in range(G)],
         T,
-        temperature=1.0,
-        generator=torch.Generator().manual_seed(seed),
+        temperature=1.0,  # the generator on the model's device: CUDA's multinomial needs it there
+        generator=torch.Generator(next(model.parameters()).device).manual_seed(seed),
     )
 
 

@@ -92,17 +92,33 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, dim=None) -> torch.Tensor:
 def entropy_from_logits(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """H(pi(. | y_<t)) = -sum_v p_v log p_v per position: [B, T, V] -> [B, T].
 
-    Vocab entries with logit -inf (top-k / top-p masking) add 0 log 0 = 0, not NaN.
+    Computed over chunks of positions (as TRL's ``entropy_from_logits``), so its float32
+    temporaries stay at ``ENTROPY_CHUNK`` entries however large B x T x V is: on the GPU,
+    B = 128 rows of 576 tokens over Qwen2.5's 151,936-token vocabulary asked for 37 GiB at once
+    (scripts/gpu_check_lab51.py on an H200). Vocab entries with logit -inf (top-k / top-p masking) add 0 log 0 = 0, not NaN.
 
     >>> entropy_from_logits(torch.zeros(1, 1, 4))  # uniform: log 4
     tensor([[1.3863]])
     >>> entropy_from_logits(torch.tensor([[[0.0, 0.0, -float("inf")]]]))  # log 2
     tensor([[0.6931]])
     """
-    logp = (logits.to(float_dtype(logits)) / temperature).log_softmax(-1)  # [B, T, V]
-    p = logp.exp()  # [B, T, V]
+    V, dtype = logits.shape[-1], float_dtype(logits)
+    flat = logits.reshape(-1, V)  # [N, V]
+    n = max(1, ENTROPY_CHUNK // V)  # positions per chunk: fp32 temporaries of chunk x V only
+    return torch.cat([_entropy(z.to(dtype) / temperature) for z in flat.split(n)]).view(
+        logits.shape[:-1]
+    )  # [B, T]
+
+
+ENTROPY_CHUNK = 2**24  # vocab entries per chunk of entropy_from_logits (64 MB in fp32)
+
+
+def _entropy(z: torch.Tensor) -> torch.Tensor:
+    """[n, V] logits -> [n] entropies."""
+    logp = z.log_softmax(-1)  # [n, V]
+    p = logp.exp()  # [n, V]
     # select before multiplying: 0 * -inf is NaN, and so would be its gradient
-    return -(p * torch.where(p > 0, logp, 0.0)).sum(-1)  # [B, T]
+    return -(p * torch.where(p > 0, logp, 0.0)).sum(-1)  # [n]
 
 
 def entropy_bonus(
