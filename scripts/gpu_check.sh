@@ -24,6 +24,11 @@ done
 PY=${PYTHON:-python3}
 OUT=${OUT:-$PWD/gpu-check-out}
 export GPU_CARRY=${GPU_CARRY:-.gpu-wheels}
+if [ -f "$GPU_CARRY/carry.tar.xz" ]; then  # make gpu-wheels packs wheels/ and the tokenizer
+  unpacked=/tmp/labkit-gpu-carry
+  rm -rf "$unpacked" && mkdir -p "$unpacked" && tar -xJf "$GPU_CARRY/carry.tar.xz" -C "$unpacked"
+  export GPU_CARRY=$unpacked
+fi
 CARRY=$GPU_CARRY
 SITE=${GPU_CHECK_SITE:-/tmp/labkit-gpu-site}
 mkdir -p "$OUT"

@@ -93,9 +93,8 @@ def entropy_from_logits(logits: torch.Tensor, temperature: float = 1.0) -> torch
     """H(pi(. | y_<t)) = -sum_v p_v log p_v per position: [B, T, V] -> [B, T].
 
     Computed over chunks of positions (as TRL's ``entropy_from_logits``), so its float32
-    temporaries stay at ``ENTROPY_CHUNK`` entries however large B x T x V is: on the GPU,
-    B = 128 rows of 576 tokens over Qwen2.5's 151,936-token vocabulary asked for 37 GiB at once
-    (scripts/gpu_check_lab51.py on an H200). Vocab entries with logit -inf (top-k / top-p masking) add 0 log 0 = 0, not NaN.
+    temporaries stay at ``ENTROPY_CHUNK`` entries however large B x T x V is (the one-pass
+    version ran lab 51's GPU preset out of memory on an H200: docs/gpu_check/). Vocab entries with logit -inf (top-k / top-p masking) add 0 log 0 = 0, not NaN.
 
     >>> entropy_from_logits(torch.zeros(1, 1, 4))  # uniform: log 4
     tensor([[1.3863]])
