@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from labkit.algos.config import OnlineDPOConfig
+from labkit.algos.dpo import batch_sequence_logprobs
 from labkit.algos.online_dpo import OnlineDPOTrainer, sequence_logp, verifier_pairs
 from labkit.models.rollout import completion_logprobs
 
@@ -27,6 +28,23 @@ def test_sequence_logp_sums_the_completion_tokens():
     logp = torch.tensor([[-1.0, -2.0, -5.0], [-0.5, -0.5, -0.5]])
     mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
     assert sequence_logp(logp, mask).tolist() == [-3.0, -1.5]
+
+
+def test_online_and_offline_dpo_score_a_batch_alike(tiny):
+    """Online DPO's log pi of a pair is offline DPO's (one masked sum): on a rollout's rows, at
+    the sampling temperature, it is the token log-probs summed over the completion by hand."""
+    model, tok = tiny
+    t = OnlineDPOTrainer(model, tokenizer=tok, prompts_per_step=4, temperature=0.7, seed=0)
+    b = t.collect()
+    t.model.eval()  # the same forward twice (no dropout)
+    with torch.no_grad():
+        got = batch_sequence_logprobs(t.model, b, temperature=0.7)  # [B]
+        logp = completion_logprobs(t.model, b, 0.7)  # [B, T]
+    mask = b.completion_mask.bool()  # [B, T]
+    by_hand = [logp[i][mask[i]].sum() for i in range(len(b))]
+    assert torch.allclose(got, torch.stack(by_hand), atol=1e-6)
+    mean = batch_sequence_logprobs(t.model, b, average=True, temperature=0.7)
+    assert torch.allclose(mean * mask.sum(-1), got, atol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -63,7 +81,7 @@ def test_one_step_raises_the_margin_of_its_pairs(tiny):
     def margin():
         with torch.no_grad():
             b = r.select(rows)
-            lp = sequence_logp(completion_logprobs(t.model, b), b.completion_mask.float())
+            lp = batch_sequence_logprobs(t.model, b)
             w, lo = lp.chunk(2)
             return (w - lo).mean().item()
 
