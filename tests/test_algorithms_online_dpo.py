@@ -3,12 +3,16 @@ checks, and a short run: at the first step pi = pi_ref, so the loss is ln 2 and 
 closed form), every step draws 2 x prompts_per_step samples, and one step raises the margin of
 the pairs it trained on."""
 
+import dataclasses
 import math
+import pathlib
+import re
 
 import pytest
 import torch
 
-from labkit.algos.config import OnlineDPOConfig
+from labkit.algos import base, online_dpo, sampling, scoring
+from labkit.algos.config import GRPOConfig, OnlineDPOConfig
 from labkit.algos.dpo import batch_sequence_logprobs
 from labkit.algos.online_dpo import OnlineDPOTrainer, sequence_logp, verifier_pairs
 from labkit.models.rollout import completion_logprobs
@@ -54,6 +58,25 @@ def test_online_and_offline_dpo_score_a_batch_alike(tiny):
 def test_config_refuses_what_online_dpo_is_not(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         OnlineDPOConfig(**bad)
+
+
+@pytest.mark.parametrize(
+    "unused",
+    [{"epsilon": 0.3}, {"loss_type": "grpo"}, {"entropy_coef": 0.01}, {"kl_estimator": "k1"}],
+)
+def test_config_refuses_grpo_fields_it_never_reads(unused):
+    with pytest.raises(ValueError, match=f"{next(iter(unused))}=.*never reads"):
+        OnlineDPOConfig(**unused)
+
+
+def test_the_unused_fields_are_grpo_fields_the_online_trainer_never_reads():
+    """Each of ``UNUSED`` is a GRPOConfig field that no module online DPO runs reads."""
+    grpo = {f.name for f in dataclasses.fields(GRPOConfig)}
+    modules = (base, sampling, scoring, online_dpo)
+    source = "\n".join(pathlib.Path(m.__file__).read_text() for m in modules)
+    for name in OnlineDPOConfig.UNUSED:
+        assert name in grpo and not re.search(rf"\.{name}\b", source), name
+    assert OnlineDPOConfig().epsilon == GRPOConfig().epsilon  # the defaults pass
 
 
 def test_a_short_run_starts_at_ln2_and_counts_its_samples(tiny):
