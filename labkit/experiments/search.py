@@ -232,14 +232,21 @@ def curves(texts, examples, verifiers: dict, Ns, subsets: int = 32, seed: int = 
 
 
 def fit_verifiers(
-    model, tokenizer, task, prompts: int, per_prompt: int, steps: int, seed: int = 0
+    model,
+    tokenizer,
+    task,
+    prompts: int,
+    per_prompt: int,
+    steps: int,
+    seed: int = 0,
+    kinds=("prm", "orm"),
 ) -> dict:
     """Sample ``per_prompt`` completions on ``prompts`` train prompts from the policy, train a
-    PRM and an ORM on their labels: {"prm", "orm", "data", "history"}."""
+    PRM and an ORM (or only ``kinds``) on their labels: {"prm", "orm", "data", "history"}."""
     texts = sample(model, tokenizer, task.train[:prompts], per_prompt, seed + 10)
     data = [(e.prompt, c) for e, row in zip(task.train[:prompts], texts) for c in row]
     out = {"data": data, "history": {}}
-    for kind in ("prm", "orm"):
+    for kind in kinds:
         out[kind], out["history"][kind] = train_verifier(
             model, tokenizer, data, kind, steps=steps, seed=seed
         )
