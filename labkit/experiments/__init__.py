@@ -24,6 +24,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   dapo              DAPO's pieces, one at a time (lab 77)
   entropy_kl        entropy collapse and what holds it; the beta frontier; KL placement (lab 78)
   ppo_seed          PPO as the seed writes it: entropy term, KL clamp, value clipping (lab 79)
+  ppo_seed_stress   the same arms at PPOTrainer's defaults (lr 1e-3), where every arm dips (lab 79)
   off_policy        GRPO vs GSPO vs CISPO under off-policy stress (lab 80)
   v32_tricks        DeepSeek-V3.2's off-policy sequence masking and keep-sampling-mask (lab 81)
   token_vs_sequence the token objective's gradient against the sequence one's as pi drifts (lab 82)
