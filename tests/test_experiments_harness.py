@@ -125,20 +125,22 @@ def test_the_meta_keeps_the_runs_own_seconds_when_they_are_read_back(tmp_path, m
     monkeypatch.setenv("LABKIT_RUNS", str(tmp_path / "runs"))
     monkeypatch.setattr(results, "STORE", tmp_path)
     exp, kw = pool_jobs.EXPERIMENT, {"workers": 1, "progress": False}
+    done = [tmp_path / "runs" / "naps" / "nap" / f"seed-{s}" / "outcome.json" for s in (0, 1)]
     first = exp.run(seeds=(0,), **kw).meta
-    assert first["runs_read_back"] == 0 and 0.5 <= first["runs_s"] <= first["wall_s"]
+    kept = json.loads(done[0].read_text())["seconds"]  # the run's own, beside its log
+    assert first["runs_read_back"] == 0 and first["runs_s"] == kept >= 0.5  # it sleeps 0.5 s
+    assert first["runs_s"] <= first["wall_s"]  # the call's wall time holds the run's
     half = exp.run(**kw).meta  # seed 0 read back, seed 1 run now
-    assert half["runs_read_back"] == 1 and half["runs_s"] >= 1.0 > half["wall_s"] >= 0.5
-    again = exp.run(**kw)  # every run read back: the call's wall time is the read-back's
-    assert again.meta["runs_read_back"] == 2 and again.meta["runs_s"] == half["runs_s"]
-    assert again.meta["wall_s"] < 0.5
+    both = sum(json.loads(f.read_text())["seconds"] for f in done)
+    assert half["runs_read_back"] == 1 and half["runs_s"] == pytest.approx(both)
+    again = exp.run(**kw)  # every run read back: wall_s is the read-back's, runs_s the runs'
+    assert again.meta["runs_read_back"] == 2 and again.meta["runs_s"] == half["runs_s"] >= 1.0
     results.store(again, command="pytest")
     text = measured_section(results.load("naps"))
     assert f"(2 of 2 runs read back from an earlier call), runs {half['runs_s']} s summed" in text
     # an outcome.json written before the runs' seconds were kept: no sum, and the text says so
-    done = tmp_path / "runs" / "naps" / "nap" / "seed-1" / "outcome.json"
-    old = json.loads(done.read_text())
-    done.write_text(json.dumps({k: v for k, v in old.items() if k != "seconds"}))
+    old = json.loads(done[1].read_text())
+    done[1].write_text(json.dumps({k: v for k, v in old.items() if k != "seconds"}))
     back = exp.run(**kw)
     assert back.meta["runs_s"] is None and back.summaries["m"].tolist() == [0.0, 1.0]
     assert "runs ? s summed" in measured_section(back)
