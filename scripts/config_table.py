@@ -23,6 +23,9 @@ import sys
 import textwrap
 from types import ModuleType
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # also when loaded by path
+from _sync import sync
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "CONFIG.md"
 MODULE = "labkit.algos.config"
@@ -129,16 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     text = render(importlib.import_module(MODULE))
-    if args.check:
-        if not DOC.exists() or DOC.read_text() != text:
-            print(f"{DOC.relative_to(ROOT)} is stale: run python scripts/config_table.py")
-            return 1
-        print(f"{DOC.relative_to(ROOT)} is up to date")
-        return 0
-    DOC.parent.mkdir(exist_ok=True)
-    DOC.write_text(text)
-    print(f"wrote {DOC.relative_to(ROOT)}")
-    return 0
+    return sync(
+        {DOC: text}, check=args.check, script="scripts/config_table.py", root=ROOT, say_fresh=True
+    )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,9 @@ from typing import NamedTuple
 
 import tomllib
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # also when loaded by path
+from _sync import sync
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "EQUATIONS.md"
 REGISTRY = ROOT / "docs" / "equations.toml"
@@ -183,16 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 if docs/EQUATIONS.md is stale")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    text = render(load())
-    if args.check:
-        if not DOC.exists() or DOC.read_text() != text:
-            print(f"{DOC.relative_to(ROOT)} is stale: run python scripts/equations.py")
-            return 1
-        print(f"{DOC.relative_to(ROOT)} is up to date")
-        return 0
-    DOC.write_text(text)
-    print(f"wrote {DOC.relative_to(ROOT)}: {len(load())} formulas")
-    return 0
+    entries = load()
+    return sync(
+        {DOC: render(entries)},
+        check=args.check,
+        script="scripts/equations.py",
+        root=ROOT,
+        say_fresh=True,
+        wrote=f": {len(entries)} formulas",
+    )
 
 
 if __name__ == "__main__":

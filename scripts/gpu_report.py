@@ -17,6 +17,9 @@ import json
 import pathlib
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # also when loaded by path
+from _sync import sync
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STORE = ROOT / "docs" / "gpu_check"
 README = ROOT / "README.md"
@@ -227,19 +230,11 @@ def readme_text(all_checks: list[dict]) -> str:
     return f"{head}{BEGIN}\n{readme_section(all_checks[-1])}\n{END}{tail}"
 
 
-def main() -> None:
-    check = "--check" in sys.argv
+def main() -> int:
     found = checks()
     files = {README: readme_text(found), RESULTS: results_md(found)}
-    stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
-    if check:
-        for p in stale:
-            print(f"{p.relative_to(ROOT)} is stale: run python scripts/gpu_report.py")
-        sys.exit(1 if stale else 0)
-    for p in stale:
-        p.write_text(files[p])
-        print(f"wrote {p.relative_to(ROOT)}")
+    return sync(files, check="--check" in sys.argv, script="scripts/gpu_report.py", root=ROOT)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -13,6 +13,9 @@ import sys
 
 from labkit.experiments import results, tables
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # also when loaded by path
+from _sync import sync
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 BEGIN, END = "<!-- claims:begin -->", "<!-- claims:end -->"
@@ -53,19 +56,11 @@ def lab_sources(found: dict) -> dict[pathlib.Path, str]:
     return {p: json.dumps(nb, indent=1, ensure_ascii=False) + "\n" for p, nb in notebooks.items()}
 
 
-def main() -> None:
-    check = "--check" in sys.argv
+def main() -> int:
     found = stored_with_labs()
     files = {README: readme_text(found), **lab_sources(found)}
-    stale = [p for p, text in files.items() if p.read_text() != text]
-    if check:
-        for p in stale:
-            print(f"{p.relative_to(ROOT)} is stale: run python scripts/results_tables.py")
-        sys.exit(1 if stale else 0)
-    for p in stale:
-        p.write_text(files[p])
-        print(f"wrote {p.relative_to(ROOT)}")
+    return sync(files, check="--check" in sys.argv, script="scripts/results_tables.py", root=ROOT)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,8 +5,10 @@
 Runs land in ``runs/<name>/<arm>/seed-<k>/``; a run that finished is read back, a killed one
 resumes from its last checkpoint, so the command can simply be started again. The stored
 result (``labkit/results/<name>.json`` + ``.parquet``) records this command, the commit, the
-library versions, the date, the cores and the wall time; ``python scripts/results_tables.py``
-then regenerates the README's claims table and the labs' "measured" sections from it.
+library versions, the date, the cores, the wall time of this call (``wall_s``) and the runs' own
+seconds summed (``runs_s``: a run read back from an earlier call keeps its own time);
+``python scripts/results_tables.py`` then regenerates the README's claims table and the labs'
+"measured" sections from it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 
 from labkit.experiments.pool import exit_on_sigterm
 from labkit.experiments.results import store
+from labkit.experiments.tables import time_text
 
 
 def main() -> None:
@@ -32,7 +35,7 @@ def main() -> None:
     result = exp.run(seeds=args.seeds, arms=args.arms, workers=args.workers)
     path = store(result, "python " + " ".join(shlex.quote(a) for a in sys.argv))
     print(result.claims_table()[["claim", "seeds", "effect", "ci_low", "ci_high", "verdict"]])
-    print(f"stored: {path} ({result.meta['wall_s']} s)")
+    print(f"stored: {path} ({time_text(result.meta)})")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Jobs for the worker-pool tests: importable module-level functions, as a worker needs."""
+"""Jobs for the worker-pool tests: importable module-level functions, as a worker needs; and
+``EXPERIMENT``, an experiment of two runs that only sleep (the harness's time-keeping test)."""
 
 import os
 import pathlib
@@ -27,3 +28,24 @@ def scores_in_a_reward_worker(tick) -> list[float]:
     runner.me = runner  # a cycle: only the garbage collector frees it, and it may never run
     tick(1, 1)
     return runner(length, ["ab", "c"], {}).values
+
+
+def napper(arm, settings, *, seed, steps, fast, run_name, tick):
+    """An experiment's ``train`` that trains nothing: it takes ``settings["seconds"]``."""
+    import pandas as pd
+
+    from labkit.experiments.harness import Outcome
+
+    time.sleep(settings["seconds"])
+    tick(steps, steps)
+    return Outcome({"m": float(seed)}, pd.DataFrame({"step": [steps]}))
+
+
+def _naps():
+    from labkit.experiments.harness import Experiment
+
+    return Experiment("naps", {"nap": {"seconds": 0.5}}, napper, steps=1, seeds=(0, 1))
+
+
+EXPERIMENT = _naps()
+"""Two runs of half a second each (the harness's time-keeping test)."""

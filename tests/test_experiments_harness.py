@@ -1,6 +1,7 @@
 """The experiment harness (labkit.experiments.harness, pool, claims, results): the verdict rule,
-a stored result's round trip, runs in worker processes equal to solo runs, and a many-seed run
-killed mid-way resumes every seed from its own checkpoint, nothing lost or mixed."""
+a stored result's round trip, runs in worker processes equal to solo runs, a many-seed run
+killed mid-way resumes every seed from its own checkpoint, nothing lost or mixed, and a result
+read back from finished runs keeps the runs' own seconds."""
 
 import json
 import math
@@ -18,6 +19,7 @@ import torch
 from labkit.experiments import dapo, results
 from labkit.experiments.claims import Claim, decide, judge
 from labkit.experiments.harness import Outcome, Result, slug
+from labkit.experiments.tables import measured_section
 from labkit.runs import checkpoint
 from labkit.runs.log import load_run
 
@@ -110,10 +112,44 @@ def test_tiny_differences_keep_their_size_and_verdict_through_the_store(
 
 
 def test_outcomes_round_trip_and_arms_have_folder_names():
-    out = Outcome({"acc": 0.5}, pd.DataFrame({"step": [1], "entropy": [0.5]}))
+    out = Outcome({"acc": 0.5}, pd.DataFrame({"step": [1], "entropy": [0.5]}), seconds=2.5)
     back = Outcome.from_json(out.to_json())
     assert back.summary == out.summary and back.curves.equals(out.curves)
+    assert back.seconds == 2.5
     assert slug("+ clip-higher") == "clip-higher"
+
+
+def test_the_meta_keeps_the_runs_own_seconds_when_they_are_read_back(tmp_path, monkeypatch):
+    import pool_jobs  # tests/pool_jobs.py: two runs that take half a second each
+
+    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path / "runs"))
+    monkeypatch.setattr(results, "STORE", tmp_path)
+    exp, kw = pool_jobs.EXPERIMENT, {"workers": 1, "progress": False}
+    done = [tmp_path / "runs" / "naps" / "nap" / f"seed-{s}" / "outcome.json" for s in (0, 1)]
+    first = exp.run(seeds=(0,), **kw).meta
+    kept = json.loads(done[0].read_text())["seconds"]  # the run's own, beside its log
+    assert first["runs_read_back"] == 0 and first["runs_s"] == kept >= 0.5  # it sleeps 0.5 s
+    assert first["runs_s"] <= first["wall_s"]  # the call's wall time holds the run's
+    half = exp.run(**kw).meta  # seed 0 read back, seed 1 run now
+    both = sum(json.loads(f.read_text())["seconds"] for f in done)
+    assert half["runs_read_back"] == 1 and half["runs_s"] == pytest.approx(both)
+    again = exp.run(**kw)  # every run read back: wall_s is the read-back's, runs_s the runs'
+    assert again.meta["runs_read_back"] == 2 and again.meta["runs_s"] == half["runs_s"] >= 1.0
+    results.store(again, command="pytest")
+    text = measured_section(results.load("naps"))
+    assert f"(2 of 2 runs read back from an earlier call), runs {half['runs_s']} s summed" in text
+    # an outcome.json written before the runs' seconds were kept: no sum, and the text says so
+    old = json.loads(done[1].read_text())
+    done[1].write_text(json.dumps({k: v for k, v in old.items() if k != "seconds"}))
+    back = exp.run(**kw)
+    assert back.meta["runs_s"] is None and back.summaries["m"].tolist() == [0.0, 1.0]
+    assert "runs ? s summed" in measured_section(back)
+
+
+def test_a_result_stored_before_the_runs_seconds_were_kept_renders_as_before():
+    old = results.load("prm")  # stored without runs_s (lab 95)
+    assert "runs_s" not in old.meta
+    assert f"cores, {old.meta['wall_s']} s. Means over seeds" in measured_section(old)
 
 
 ARMS, SEEDS, STEPS = ["naive GRPO", "+ clip-higher"], (0, 1), 6

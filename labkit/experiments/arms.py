@@ -41,6 +41,25 @@ def grpo_run(
     return resume_or_start(trainer_cls, run_name, steps, tick, until=until, **kwargs)
 
 
+def addition_run(settings: dict, *, seed: int, steps: int, run_name: str, tick, **fixed):
+    """:func:`grpo_run` of the tiny policy on 2-digit addition with ``fixed | settings``, no
+    KL-to-reference metrics (``track_kl=False``) and a checkpoint every third of the ``steps``,
+    so that a stopped run resumes (lab 51's precision arms; ``off_policy.stress_run`` makes the
+    same call)."""
+    return grpo_run(
+        "tiny",
+        settings,
+        seed=seed,
+        steps=steps,
+        run_name=run_name,
+        tick=tick,
+        task="addition",
+        track_kl=False,
+        save_steps=max(1, steps // 3),
+        **fixed,
+    )
+
+
 def heldout_accuracy(trainer, n: int, max_len: int | None = None, seed: int = 0) -> float:
     """One sample at temperature 1 on each of the first ``n`` held-out prompts of the trainer's
     task (standard error ~ sqrt(p(1-p)/n): 0.025 at n = 400)."""

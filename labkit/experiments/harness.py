@@ -37,18 +37,22 @@ OUTCOME = "outcome.json"
 @dataclass
 class Outcome:
     """What one run of one arm on one seed leaves: its summary (scalars a claim can be judged
-    on) and its curves (the metrics the lab plots, one row per step)."""
+    on), its curves (the metrics the lab plots, one row per step) and ``seconds``, the wall
+    time of the ``train`` call that finished it (set by :func:`run_arm`; a run resumed from a
+    checkpoint counts from the resume; None in an ``outcome.json`` written before it was kept)."""
 
     summary: dict
     curves: pd.DataFrame
+    seconds: float | None = None
 
     def to_json(self) -> str:
-        return json.dumps({"summary": self.summary, "curves": self.curves.to_dict("list")})
+        curves = self.curves.to_dict("list")
+        return json.dumps({"summary": self.summary, "curves": curves, "seconds": self.seconds})
 
     @classmethod
     def from_json(cls, text: str) -> Outcome:
         d = json.loads(text)
-        return cls(d["summary"], pd.DataFrame(d["curves"]))
+        return cls(d["summary"], pd.DataFrame(d["curves"]), d.get("seconds"))
 
 
 def slug(name: str) -> str:
@@ -137,7 +141,8 @@ class Experiment:
                 "seeds": list(seeds),
                 "steps": steps,
                 "fast": fast,
-                "wall_s": round(time.perf_counter() - t0, 1),
+                "wall_s": round(time.perf_counter() - t0, 1),  # this call's, read-backs included
+                **run_seconds(outcomes, read_back=len(jobs) - len(todo)),
                 "runs": str(runs_root() / root),
             }
         )
@@ -199,6 +204,24 @@ def experiment_of(module: str) -> Experiment:
     return importlib.import_module(module).EXPERIMENT
 
 
+def run_seconds(outcomes: list[Outcome], read_back: int) -> dict:
+    """A result's meta on its runs' own time, beside ``wall_s`` (the wall time of the call that
+    collected them, which is a read-back's when every run finished in an earlier call):
+    ``runs_s``, the sum of the runs' own seconds (one thread each: the experiment's compute,
+    whatever the workers), None when a run read back has no time recorded; ``runs_read_back``,
+    how many runs the call read back from disk instead of running.
+
+    >>> curves = pd.DataFrame({"step": [1]})
+    >>> run_seconds([Outcome({}, curves, 60.0), Outcome({}, curves, 30.5)], read_back=2)
+    {'runs_s': 90.5, 'runs_read_back': 2}
+    >>> run_seconds([Outcome({}, curves, 60.0), Outcome({}, curves)], read_back=1)
+    {'runs_s': None, 'runs_read_back': 1}
+    """
+    times = [o.seconds for o in outcomes]
+    total = None if None in times else round(sum(times), 1)
+    return {"runs_s": total, "runs_read_back": read_back}
+
+
 def finished(run_name: str) -> Outcome | None:
     """The outcome of a run that finished (``outcome.json`` beside its log), else None."""
     done = runs_root() / run_name / OUTCOME
@@ -210,11 +233,13 @@ def run_arm(module: str, arm: str, seed: int, steps: int, fast: bool, run_name: 
     (whole or not at all), so a finished run is never redone."""
     exp = experiment_of(module)
     done = runs_root() / run_name / OUTCOME
+    t0 = time.perf_counter()
     out = exp.train(
         arm, exp.arms[arm], seed=seed, steps=steps, fast=fast, run_name=run_name, tick=tick
     )
+    seconds = round(time.perf_counter() - t0, 1)
     keep = ["step", *(c for c in exp.curves if c in out.curves)]
-    out = Outcome(out.summary, out.curves[keep].reset_index(drop=True))
+    out = Outcome(out.summary, out.curves[keep].reset_index(drop=True), seconds)
     done.parent.mkdir(parents=True, exist_ok=True)
     tmp = done.with_name(OUTCOME + ".tmp")
     tmp.write_text(out.to_json())

@@ -33,7 +33,7 @@ import torch
 
 from labkit.core.logprobs import masked_mean
 from labkit.core.tis import truncated_is_weight
-from labkit.experiments.arms import grpo_run
+from labkit.experiments.arms import addition_run
 from labkit.experiments.claims import Claim
 from labkit.experiments.gpu import CPU
 from labkit.experiments.harness import Experiment, Outcome
@@ -151,18 +151,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     max_len = max_completion_tokens(task)
     before = accuracy(model, tok, task, probe, max_completion_length=max_len, seed=seed + 1)
     fixed = {k: v for k, v in CPU.items() if k != "model"}
-    trainer = grpo_run(
-        "tiny",
-        settings,
-        seed=seed,
-        steps=steps,
-        run_name=run_name,
-        tick=tick,
-        task="addition",
-        track_kl=False,
-        save_steps=max(1, steps // 3),
-        **fixed,
-    )
+    trainer = addition_run(settings, seed=seed, steps=steps, run_name=run_name, tick=tick, **fixed)
     after = accuracy(trainer.model, tok, task, probe, max_completion_length=max_len, seed=seed + 1)
     trainer.log.close()  # the run is done: its folder is free for a later resume
     out |= {"held-out before": before, "held-out accuracy": after, "held-out gain": after - before}

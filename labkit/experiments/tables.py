@@ -99,6 +99,30 @@ def mean_pm(v: pd.Series) -> str:
     return fmt(v.mean()) + ("" if math.isnan(half) else f" ± {fmt(half)}")
 
 
+def time_text(meta: dict) -> str:
+    """How long a stored result took: ``wall_s``, the wall time of the call that stored it, and
+    (results stored since the harness keeps it) ``runs_s``, its runs' own seconds summed, with
+    how many runs that call read back from an earlier one instead of running them.
+
+    >>> time_text({"wall_s": 12.0})
+    '12.0 s'
+    >>> meta = {"wall_s": 0.1, "runs_s": 1020.4, "runs_read_back": 5, "arms": ["A"]}
+    >>> meta["seeds"] = [0, 1, 2, 3, 4]
+    >>> time_text(meta)
+    '0.1 s wall clock (5 of 5 runs read back from an earlier call), runs 1020.4 s summed'
+    >>> time_text(meta | {"wall_s": 530.2, "runs_read_back": 0})
+    '530.2 s wall clock, runs 1020.4 s summed'
+    """
+    wall = f"{meta.get('wall_s', '?')} s"
+    if "runs_s" not in meta:
+        return wall  # stored before the harness kept the runs' own time
+    n = len(meta.get("seeds", [])) * len(meta.get("arms", [])) or "?"
+    back = meta.get("runs_read_back", 0)
+    read = f" ({back} of {n} runs read back from an earlier call)" if back else ""
+    runs = "?" if meta["runs_s"] is None else meta["runs_s"]
+    return f"{wall} wall clock{read}, runs {runs} s summed"
+
+
 def measured_section(result: Result) -> str:
     """A lab's generated "measured" cell: how the stored result was made, the per-arm table
     and the claims with their intervals and verdicts."""
@@ -118,7 +142,7 @@ def measured_section(result: Result) -> str:
                 f"`{m.get('command', '?')}`: {len(m.get('seeds', []))} seeds x "
                 f"{len(m.get('arms', []))} arms x {m.get('steps', '?')} steps, labkit "
                 f"{m.get('commit', '?')}, torch {m.get('versions', {}).get('torch', '?')}, "
-                f"{m.get('date', '?')}, {m.get('cores', '?')} cores, {m.get('wall_s', '?')} s. "
+                f"{m.get('date', '?')}, {m.get('cores', '?')} cores, {time_text(m)}. "
                 "Means over seeds ± the half-width of their 95 % confidence interval "
                 "(generated from the stored result by `scripts/results_tables.py`)."
             ),
