@@ -53,11 +53,13 @@ def kernel():
 
 
 def prelude(runs: pathlib.Path) -> str:
-    """What a fresh kernel would have: an empty namespace, ``labs/`` as the working folder,
-    fast mode and a runs folder of the test's own."""
+    """What a fresh kernel would have: an empty namespace (with the module attributes
+    ``%reset`` removes and a process pool needs), ``labs/`` as the working folder, fast mode and
+    a runs folder of the test's own."""
     return "\n".join(
         [
             "%reset -f",
+            "__loader__ = __package__ = __spec__ = None  # as a fresh kernel has them",
             "import os",
             f"os.chdir({str(LABS_DIR)!r})",
             "os.environ['LABKIT_FAST'] = '1'",
