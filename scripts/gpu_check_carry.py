@@ -31,7 +31,7 @@ WHEELS = {  # distribution -> why it travels (the machine: torch 2.11, transform
     "transformers": "labkit pins 5.23.0; the machine has 5.17",
     "peft": "labkit pins 0.21.2 (the machine's own is unpinned)",
     "regex": "transformers 5.23 checks regex>=2025.10.22 when it is imported",
-    "plotly": "labkit imports it at import time (labkit.plots)",
+    "plotly": "labkit.plots (figures; loaded on first use)",
     "pebble": "reward functions outside labkit run in worker processes (lab 51's verifier)",
     "math-verify": "GSM8K's verifier (lab 51)",
     "latex2sympy2_extended": "math-verify's parser",

@@ -3,12 +3,17 @@ checks, and a short run: at the first step pi = pi_ref, so the loss is ln 2 and 
 closed form), every step draws 2 x prompts_per_step samples, and one step raises the margin of
 the pairs it trained on."""
 
+import dataclasses
 import math
+import pathlib
+import re
 
 import pytest
 import torch
 
-from labkit.algos.config import OnlineDPOConfig
+from labkit.algos import base, online_dpo, sampling, scoring
+from labkit.algos.config import GRPOConfig, OnlineDPOConfig
+from labkit.algos.dpo import batch_sequence_logprobs
 from labkit.algos.online_dpo import OnlineDPOTrainer, sequence_logp, verifier_pairs
 from labkit.models.rollout import completion_logprobs
 
@@ -29,6 +34,23 @@ def test_sequence_logp_sums_the_completion_tokens():
     assert sequence_logp(logp, mask).tolist() == [-3.0, -1.5]
 
 
+def test_online_and_offline_dpo_score_a_batch_alike(tiny):
+    """Online DPO's log pi of a pair is offline DPO's (one masked sum): on a rollout's rows, at
+    the sampling temperature, it is the token log-probs summed over the completion by hand."""
+    model, tok = tiny
+    t = OnlineDPOTrainer(model, tokenizer=tok, prompts_per_step=4, temperature=0.7, seed=0)
+    b = t.collect()
+    t.model.eval()  # the same forward twice (no dropout)
+    with torch.no_grad():
+        got = batch_sequence_logprobs(t.model, b, temperature=0.7)  # [B]
+        logp = completion_logprobs(t.model, b, 0.7)  # [B, T]
+    mask = b.completion_mask.bool()  # [B, T]
+    by_hand = [logp[i][mask[i]].sum() for i in range(len(b))]
+    assert torch.allclose(got, torch.stack(by_hand), atol=1e-6)
+    mean = batch_sequence_logprobs(t.model, b, average=True, temperature=0.7)
+    assert torch.allclose(mean * mask.sum(-1), got, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "bad",
     [{"num_generations": 4}, {"beta": 0.0}, {"num_iterations": 2}, {"dynamic_sampling": True}],
@@ -36,6 +58,25 @@ def test_sequence_logp_sums_the_completion_tokens():
 def test_config_refuses_what_online_dpo_is_not(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         OnlineDPOConfig(**bad)
+
+
+@pytest.mark.parametrize(
+    "unused",
+    [{"epsilon": 0.3}, {"loss_type": "grpo"}, {"entropy_coef": 0.01}, {"kl_estimator": "k1"}],
+)
+def test_config_refuses_grpo_fields_it_never_reads(unused):
+    with pytest.raises(ValueError, match=f"{next(iter(unused))}=.*never reads"):
+        OnlineDPOConfig(**unused)
+
+
+def test_the_unused_fields_are_grpo_fields_the_online_trainer_never_reads():
+    """Each of ``UNUSED`` is a GRPOConfig field that no module online DPO runs reads."""
+    grpo = {f.name for f in dataclasses.fields(GRPOConfig)}
+    modules = (base, sampling, scoring, online_dpo)
+    source = "\n".join(pathlib.Path(m.__file__).read_text() for m in modules)
+    for name in OnlineDPOConfig.UNUSED:
+        assert name in grpo and not re.search(rf"\.{name}\b", source), name
+    assert OnlineDPOConfig().epsilon == GRPOConfig().epsilon  # the defaults pass
 
 
 def test_a_short_run_starts_at_ln2_and_counts_its_samples(tiny):
@@ -63,7 +104,7 @@ def test_one_step_raises_the_margin_of_its_pairs(tiny):
     def margin():
         with torch.no_grad():
             b = r.select(rows)
-            lp = sequence_logp(completion_logprobs(t.model, b), b.completion_mask.float())
+            lp = batch_sequence_logprobs(t.model, b)
             w, lo = lp.chunk(2)
             return (w - lo).mean().item()
 

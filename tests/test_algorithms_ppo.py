@@ -24,6 +24,7 @@ def starts_with_one(completions, **kwargs):
         ({"num_mini_batches": 3}, "num_mini_batches=3 does not divide the batch"),
         ({"epsilon_high": 0.1}, "epsilon_high=0.1 < epsilon=0.2"),
         ({"value_learning_rate": 0.0}, "value_learning_rate=0.0"),
+        ({"value_warmup_steps": -1}, "value_warmup_steps=-1"),
     ],
 )
 def test_bad_ppo_config_is_refused(kw, message):
@@ -104,6 +105,30 @@ def test_token_rows_hold_grpos_keys_from_the_last_epoch_and_draw_as_grpos():
     assert list(fig.data[0].y) == ["advantage", "ratio", "clipped", "k1", "k2", "k3"]
     kl = lk.plots.run_step.kl_tokens(tr.log, step=2, sample=3)
     assert list(kl.data[0].y) == step[step["sample"] == 3].iloc[0]["k1"]
+
+
+def test_the_critic_warm_up_fits_the_head_and_leaves_the_policy_where_it_was():
+    """Critic-only rounds: the policy's weights are untouched, the head moves off 0, the
+    schedule does not advance, and step 1 starts from the warmed critic."""
+    tr = PPOTrainer(
+        reward_funcs=[starts_with_one], prompts_per_step=4, num_generations=2, max_steps=1, seed=0
+    )
+    before = {k: v.clone() for k, v in tr.model.state_dict().items()}
+    stats = tr.warm_up_critic(3)
+    assert all(torch.equal(before[k], v) for k, v in tr.model.state_dict().items())
+    assert tr.value_head.bias.abs().item() > 0 and set(stats) == {"loss", "vf/explained_var"}
+    assert tr.global_step == 0 and tr.scheduler.last_epoch == 0
+    tr2 = PPOTrainer(
+        reward_funcs=[starts_with_one],
+        prompts_per_step=4,
+        num_generations=2,
+        max_steps=1,
+        seed=0,
+        value_warmup_steps=3,
+    )
+    m = tr2.train(progress=False).metrics
+    assert {"vf/warmup_loss", "vf/warmup_explained_var"} <= set(m)
+    assert m["vf/value_mean"].iloc[0] != 0.0  # V = 0 at step 1 without a warm-up
 
 
 @pytest.mark.slow

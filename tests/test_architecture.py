@@ -1,8 +1,12 @@
 """The package arrows of ARCHITECTURE.md hold: every labkit import points to a lower layer (or
-stays in its own package), so there are no import circles and the math imports no UI."""
+stays in its own package), so there are no import circles and the math imports no UI; and
+``import labkit`` leaves the heavy packages (transformers, pandas, plotly, ...) to first use."""
 
 import ast
+import os
 import pathlib
+import subprocess
+import sys
 
 import labkit
 
@@ -76,3 +80,29 @@ def test_only_plots_and_widgets_import_plotly_or_ipywidgets():
             )
             wrong += [f"{path.name}: {n}" for n in names if n.split(".")[0] in ui]
     assert not wrong, wrong
+
+
+# imported on first use, never by `import labkit` (labkit.LAZY and the local imports in
+# models.policy, runs.log and algos.rlhf): each costs seconds in every notebook's first cell
+DEFERRED = ("transformers", "peft", "trl", "datasets", "pandas", "scipy", "plotly", "ipywidgets")
+
+
+def test_import_labkit_leaves_the_heavy_packages_for_first_use():
+    code = f"import labkit, sys; print(' '.join(m for m in {DEFERRED!r} if m in sys.modules))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
+    cmd = [sys.executable, "-c", code]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [], f"`import labkit` imported {out.stdout.strip()}"
+
+
+def test_lazy_names_resolve_and_are_listed():
+    assert set(labkit.__all__) <= set(dir(labkit))  # tab completion sees the lazy names
+    assert set(labkit.LAZY) <= set(labkit.__all__)
+    for name in labkit.__all__:
+        assert getattr(labkit, name) is not None, name
+    from labkit import plots
+    from labkit.plots.report import report
+
+    assert labkit.plots is plots and labkit.report is report  # the module, and the function
+    assert labkit.diagnose.__module__ == "labkit.runs.diagnose"

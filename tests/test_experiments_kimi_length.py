@@ -88,8 +88,9 @@ def test_rechecks_metric_counts_redundant_steps_per_thought():
 
 
 def test_long2short_reads_its_seeds_acc_run():
-    assert k.acc_run_name("kimi_length/long2short/seed-3") == "kimi_length/acc/seed-3"
-    assert k.acc_run_name("kimi_length-fast/long2short/seed-0") == "kimi_length-fast/acc/seed-0"
+    assert k.ACC == l2s.ACC  # the arm long2short starts from is kimi_length's acc arm
+    assert l2s.acc_run_name("kimi_length/long2short/seed-3") == "kimi_length/acc/seed-3"
+    assert l2s.acc_run_name("kimi_length-fast/long2short/seed-0") == "kimi_length-fast/acc/seed-0"
 
 
 def test_long2short_waits_while_another_worker_trains_the_acc_run(monkeypatch):
@@ -98,17 +99,24 @@ def test_long2short_waits_while_another_worker_trains_the_acc_run(monkeypatch):
     model, _ = load_policy(k.MODEL)
     state = {n: torch.full_like(v, 0.5) for n, v in model.state_dict().items()}
     have, tries = [[], [], [4]], []
-    monkeypatch.setattr(k.checkpoint, "steps", lambda run_dir: have.pop(0) if have else [4])
-    monkeypatch.setattr(k.checkpoint, "read", lambda run_dir, step: {"model": state})
+    monkeypatch.setattr(l2s.checkpoint, "steps", lambda run_dir: have.pop(0) if have else [4])
+    monkeypatch.setattr(l2s.checkpoint, "read", lambda run_dir, step: {"model": state})
 
-    def busy(arm, **kw):
-        tries.append((arm, kw["run_name"]))
+    def busy(run_name):
+        tries.append(run_name)
         raise RunInUse("another worker")
 
-    monkeypatch.setattr(k, "grpo_arm", busy)
-    got, _ = k.acc_policy("exp/long2short/seed-0", seed=0, steps=4, wait_s=0)
-    assert tries == [(k.ACC, "exp/acc/seed-0")] * 2
+    got, _ = l2s.acc_policy(
+        "exp/long2short/seed-0", model_name=k.MODEL, steps=4, train_acc=busy, wait_s=0
+    )
+    assert tries == ["exp/acc/seed-0"] * 2
     assert all(torch.all(p == 0.5) for p in got.parameters())
+
+
+def test_dpo_steps_take_passes_over_the_pairs_within_the_cap():
+    """``PASSES`` passes of 32 pairs a step, at most half the RL run's 60 steps, at least one."""
+    assert l2s.dpo_steps(32, 60) == l2s.PASSES
+    assert l2s.dpo_steps(10**4, 60) == 30 and l2s.dpo_steps(0, 60) == 1
 
 
 def test_heldout_cells_extra_stats():

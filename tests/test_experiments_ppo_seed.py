@@ -1,13 +1,16 @@
-"""PPO as the seed writes it (labkit.experiments.ppo_seed): alpaca_farm's KL clamp and the
-entropy term against hand computations, and the directions the runs showed on a fixed seed."""
+"""PPO as the seed writes it (labkit.experiments.ppo_seed, ppo_seed_stress): alpaca_farm's KL
+clamp and the entropy term against hand computations, the two settings, and the experiments'
+arms, claims and summary. The runs themselves: the lab's live cell in fast mode
+(tests/test_notebooks.py) and the stored results (tests/test_results_tables.py)."""
 
 import pandas as pd
 import pytest
 import torch
 
+from labkit.algos.config import PPOConfig
 from labkit.algos.ppo import PPOTrainer
 from labkit.core import kl_k1
-from labkit.experiments import ppo_seed
+from labkit.experiments import ppo_seed, ppo_seed_stress
 
 
 def test_kl_clamp_min_floors_the_per_token_kl_of_the_reward():
@@ -42,51 +45,65 @@ def test_ppo_loss_is_policy_plus_value_minus_c_h_entropy():
     assert l1 - l0 == pytest.approx(-0.5 * m0["entropy"], abs=1e-5)
 
 
-def test_verdict_reads_the_table():
-    cols = [
-        "entropy last",
-        "entropy sd",
-        "kl penalty",
-        "kl/k3 last",
-        "vf/explained_var all",
-        "vf/clipfrac all",
-    ]
-    t = pd.DataFrame(
-        [
-            [0.2, 0.01, 0.010, 0.30, 0.5, 0.1],
-            [0.3, 0.01, 0.010, 0.30, 0.5, 0.1],
-            [0.2, 0.01, 0.020, 0.20, 0.5, 0.1],
-            [0.2, 0.01, 0.010, 0.30, 0.6, 0.0],
-        ],
-        columns=cols,
-        index=list(ppo_seed.ARMS),
+EXPERIMENTS = (ppo_seed.EXPERIMENT, ppo_seed_stress.EXPERIMENT)
+
+
+def test_arms_are_valid_configs_at_both_settings():
+    for setting in (ppo_seed.BASE_SETTING, ppo_seed.STRESS_SETTING):
+        for settings in ppo_seed.ARMS.values():
+            PPOConfig(**setting, **settings)
+    assert PPOConfig(**ppo_seed.STRESS_SETTING).learning_rate == 1e-3  # the defaults as they are
+    assert PPOConfig(**ppo_seed.BASE_SETTING).learning_rate == 3e-4
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS, ids=lambda e: e.name)
+def test_claims_name_real_arms_and_summary_columns(exp, tmp_path, monkeypatch):
+    """A 2-step run's summary (fast probes) has every claimed column, finite."""
+    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
+    out = exp.train(
+        ppo_seed.BASE, {}, seed=0, steps=2, fast=True, run_name="r", tick=lambda d, s: None
     )
-    lines = ppo_seed.verdict({"table": t}).splitlines()
-    assert len(lines) == 4 and all(x.startswith("REPRODUCED") for x in lines)
-    t.loc["KL clamped at 0 (alpaca_farm)", "kl/k3 last"] = 0.4
-    assert ppo_seed.verdicts({"table": t})["reproduced"].tolist()[2] == "not reproduced"
-    t["vf/clipfrac all"] = 0.0  # the value clip never bound: the claim was not put to the test
-    assert ppo_seed.verdicts({"table": t})["reproduced"].iloc[3].startswith("not tested")
+    for c in exp.claims:
+        assert c.arm in exp.arms and (c.baseline is None or c.baseline in exp.arms), c.key
+        assert c.metric in out.summary and out.summary[c.metric] == out.summary[c.metric], c.key
+    assert set(exp.curves) <= set(out.curves.columns)
+    assert set(exp.live["arms"]) <= set(exp.arms) and len(exp.seeds) >= 5
+    s = out.summary
+    assert s["reward gain"] == pytest.approx(
+        s["reward/mean (last 10%)"] - s["reward/mean (first 10%)"]
+    )
+    assert s["held-out gain"] == pytest.approx(
+        s["held-out accuracy"] - ppo_seed.cold_start_accuracy(ppo_seed.HELDOUT["fast"])
+    )
 
 
-@pytest.mark.slow
-def test_entropy_bonus_and_clamp_on_a_fixed_seed():
-    # measured (seed 0, 20 steps of PPOTrainer's defaults, 50 held-out prompts): entropy 0.421
-    # with c_H = 0.05 vs 0.361; mean beta KL_t in the reward 0.0773 clamped vs 0.0710, yet the
-    # clamped run ends FARTHER from pi_ref (kl/k3 0.636 vs 0.337): not the direction claimed.
-    # After the merge of the chunked log-softmax and device changes (~1e-6 per log-prob) the
-    # clamp's two numbers flipped (KL penalty 0.0115 vs 0.0162): on PPOTrainer's unstable
-    # defaults 20 steps cannot tell the clamp from noise, so only the entropy bonus (which held
-    # both times) is asserted; the clamp's mechanism is tested on one rollout above.
-    torch.set_num_threads(1)
-    rows = {}
-    for label, kw in {
-        "base": {},
-        "bonus": {"entropy_coef": 0.05},
-        "clamp": {"kl_clamp_min": 0.0},
-    }.items():
-        t = PPOTrainer("tiny", seed=0, track_kl=True, max_steps=20, **kw)
-        rows[label] = ppo_seed.ppo_row(t, t.train(progress=False), 50, 0)
-    b, bonus, clamp = rows["base"], rows["bonus"], rows["clamp"]
-    assert bonus["entropy last"] > b["entropy last"]
-    assert clamp["kl penalty"] > 0 and clamp["kl/k3 last"] > 0  # the arm ran and logged KL
+def test_the_two_experiments_differ_only_in_the_setting():
+    base, stress = EXPERIMENTS
+    assert base.arms == stress.arms and base.lab == stress.lab
+    # each train lives in its own module: a worker process loads that module's EXPERIMENT
+    assert base.train.__module__ == "labkit.experiments.ppo_seed"
+    assert stress.train.__module__ == "labkit.experiments.ppo_seed_stress"
+    assert [c.rule for c in base.claims] == [c.rule for c in stress.claims]
+    texts = [c.text for e in EXPERIMENTS for c in e.claims]  # README rows stay distinct
+    assert len(set(texts)) == len(texts)
+
+
+def test_kl_penalty_reads_the_last_rows_only():
+    tokens = pd.DataFrame({"reward": [[-9.0, 0.0], [-0.1, -0.3, 1.0], [-0.2, 0.5]]})
+    assert ppo_seed.kl_penalty(tokens, 2) == pytest.approx(0.2)
+    assert ppo_seed.kl_penalty(tokens, 3) == pytest.approx(9.6 / 4)
+
+
+def test_an_arm_of_its_own_overrides_the_settings_lr(monkeypatch):
+    seen = {}
+
+    def fake(cls, run_name, steps, tick, **kw):
+        seen.update(kw)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(ppo_seed, "resume_or_start", fake)
+    with pytest.raises(RuntimeError):
+        ppo_seed.train(
+            "mine", {"learning_rate": 6e-4}, seed=0, steps=2, fast=True, run_name="r", tick=None
+        )
+    assert seen["learning_rate"] == 6e-4 and seen["track_kl"]

@@ -1,6 +1,7 @@
 """Precision by the hardware, run on the CPU: every algorithm steps under bf16 and fp16
-autocast (fp16 with a gradient scaler), log-probs stay fp32, GRPO in bf16 still learns, and the
-log-prob error each precision causes is measured (``labkit.experiments.precision``)."""
+autocast (fp16 with a gradient scaler), log-probs stay fp32, and the log-prob error each
+precision causes is measured (``labkit.experiments.precision``; whether each precision trains
+like fp32 is lab 51's experiment, over seeds)."""
 
 from __future__ import annotations
 
@@ -55,26 +56,6 @@ def test_loss_logprobs_are_fp32_under_bf16_autocast():
         logp = completion_logprobs(model, r)
     assert logits_dtype == torch.bfloat16 and logp.dtype == torch.float32
     assert r.sample_logp.dtype == torch.float32
-
-
-@pytest.mark.slow
-def test_grpo_in_bf16_autocast_improves_on_a_fixed_seed(heldout_gain):
-    """Measured (seed 0, 30 steps of 8 x 8, lr 3e-4): held-out sampled accuracy 0.42 -> 0.536
-    in bf16 (fp32: 0.42 -> 0.528; fp16: 0.42 -> 0.518), reward of the last 5 steps above the
-    first 5."""
-    tr = lk.GRPOTrainer(
-        max_steps=30,
-        prompts_per_step=8,
-        num_generations=8,
-        learning_rate=3e-4,
-        seed=0,
-        track_kl=False,
-        precision="bf16",
-        save_steps=0,
-    )
-    before, after = heldout_gain(tr, 500)
-    reward = tr.log.metrics["reward/mean"]
-    assert after >= before + 0.05 and reward[-5:].mean() > reward[:5].mean()
 
 
 def test_low_precision_moves_logprobs_in_mantissa_order():

@@ -4,7 +4,11 @@ process pool and async paths; the code-execution sandbox against malicious code.
 
 import asyncio
 import os
+import pathlib
 import re
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -80,6 +84,31 @@ def test_user_rewards_run_in_a_worker_and_builtins_inline():
     echo = lambda completions, answer, **kw: [float(a) for a in answer]
     assert runner(echo, list("abcde"), {"answer": list("12345")}).values == [1, 2, 3, 4, 5]
     runner.close()
+
+
+def test_a_reward_worker_left_alive_does_not_hang_the_harness_worker_at_exit():
+    """A harness worker (a multiprocessing child) exits through multiprocessing's exit hook,
+    which joins its live non-daemon children, not through ``atexit``: a reward worker of a
+    runner nobody closed would wait for its next task while its parent waits for it. Run in a
+    subprocess, so that a hang fails the test (and is killed) instead of stalling the suite."""
+    code = (
+        "from labkit.experiments.pool import Job, run_jobs\n"
+        "import pool_jobs\n"
+        "jobs = [Job(pool_jobs.scores_in_a_reward_worker, {}, str(i)) for i in range(2)]\n"
+        "print(run_jobs(jobs, workers=2, progress=False))\n"
+    )
+    path = [str(pathlib.Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        out, _ = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the parent, its harness and reward workers
+        proc.wait()
+        pytest.fail("the harness workers did not exit: a reward worker kept them waiting")
+    assert proc.returncode == 0 and out.decode().strip() == "[[2.0, 1.0], [2.0, 1.0]]"
 
 
 def test_async_rewards_are_awaited_and_cut_at_the_limit():

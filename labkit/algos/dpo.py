@@ -33,11 +33,22 @@ def sequence_logprobs(model, tokenizer, prompts, completions, average: bool = Fa
     return batch_sequence_logprobs(model, batch, average)
 
 
-def batch_sequence_logprobs(model, batch, average: bool = False):
-    """:func:`sequence_logprobs` of an already tokenized batch (:func:`tokenize_pairs`)."""
-    mask = batch.completion_mask.float()  # [B, T]
-    total = (completion_logprobs(model, batch) * mask).sum(-1)  # [B]
+def sequence_logp(logp: torch.Tensor, mask: torch.Tensor, average: bool = False) -> torch.Tensor:
+    """sum_t log pi(y_t | x, y_<t) over the completion tokens: [B, T] -> [B]; the mean over
+    them when ``average`` (IPO's, TRL's).
+
+    >>> sequence_logp(torch.tensor([[-1.0, -2.0, -5.0]]), torch.tensor([[1.0, 1.0, 0.0]]))
+    tensor([-3.])
+    """
+    total = (logp * mask).sum(-1)  # [B]
     return total / mask.sum(-1) if average else total
+
+
+def batch_sequence_logprobs(model, batch, average: bool = False, temperature: float = 1.0):
+    """:func:`sequence_logprobs` of an already tokenized batch (:func:`tokenize_pairs`, or a
+    rollout's rows), log pi at ``temperature`` (:func:`completion_logprobs`)."""
+    logp = completion_logprobs(model, batch, temperature)  # [B, T]
+    return sequence_logp(logp, batch.completion_mask.float(), average)  # [B]
 
 
 class DPOTrainer(Trainer):

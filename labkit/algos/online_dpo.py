@@ -9,7 +9,8 @@ pairs follow the policy instead of coming from a fixed, earlier one. TRL has it 
      G = 2), scored by the reward functions and judged by the verifier (``correct``);
   2. :func:`verifier_pairs`: chosen = the correct completion, rejected = the wrong one, on the
      prompts whose two completions disagree;
-  3. log pi and log pi_ref of the pairs' completions (sums over tokens), then
+  3. log pi and log pi_ref of the pairs' completions (sums over tokens, DPO's
+     :func:`~labkit.algos.dpo.batch_sequence_logprobs` and ``sequence_logp``), then
      ``labkit.core.dpo_loss`` (sigmoid) and one AdamW step.
 Logged: ``reward/mean``, ``accuracy``, ``kl/k1``, ``kl/k3`` (per token, the sampler's log-probs
 against pi_ref over every sample), TRL's ``rewards/chosen|rejected|margins|accuracies`` and
@@ -36,9 +37,9 @@ import torch
 
 from labkit.algos.base import StepRecord
 from labkit.algos.config import OnlineDPOConfig
+from labkit.algos.dpo import batch_sequence_logprobs, sequence_logp
 from labkit.algos.sampling import SamplingTrainer
 from labkit.core import dpo_loss, kl_k1, kl_k3, masked_mean
-from labkit.models.rollout import completion_logprobs
 from labkit.runs.records import sample_rows
 
 
@@ -55,15 +56,6 @@ def verifier_pairs(correct: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     chosen = 2 * mixed + 1 - first_right  # [n]
     rejected = 2 * mixed + first_right  # [n]
     return chosen, rejected
-
-
-def sequence_logp(logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """sum_t log pi(y_t | x, y_<t) over the completion tokens: [B, T] -> [B].
-
-    >>> sequence_logp(torch.tensor([[-1.0, -2.0, -5.0]]), torch.tensor([[1.0, 1.0, 0.0]]))
-    tensor([-3.])
-    """
-    return (logp * mask).sum(-1)
 
 
 class OnlineDPOTrainer(SamplingTrainer):
@@ -124,10 +116,9 @@ class OnlineDPOTrainer(SamplingTrainer):
         """One DPO step on the pairs ``rows`` = [chosen..., rejected...] of rollout ``r``."""
         c, tau = self.config, self.config.temperature or 1.0
         batch = r.select(rows)  # [2n] rows: chosen, then rejected
-        mask = batch.completion_mask.float()  # [2n, T]
         self.model.train()
-        logp = sequence_logp(completion_logprobs(self.model, batch, tau), mask)  # [2n]
-        ref = sequence_logp(batch.ref_logp, mask)  # [2n]
+        logp = batch_sequence_logprobs(self.model, batch, temperature=tau)  # [2n]
+        ref = sequence_logp(batch.ref_logp, batch.completion_mask.float())  # [2n]
         pi_w, pi_l = logp.chunk(2)  # [n], [n]
         ref_w, ref_l = ref.chunk(2)  # [n], [n]
         loss, stats = dpo_loss(pi_w, pi_l, ref_w, ref_l, c.beta)

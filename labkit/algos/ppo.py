@@ -11,10 +11,14 @@ One step:
   6. record: loss, grad norm, entropy of the first minibatch; clip fractions, ratio and
      approx-KL to pi_old over every minibatch update (and the last); per-token rows of the first
      ``diagnostics`` completions as their minibatch of the last epoch saw them.
+Before step 1, ``value_warmup_steps`` rounds of steps 1-4 fit the critic alone
+(:meth:`PPOTrainer.warm_up_critic`: VC-PPO's value pretraining, Yuan et al. 2025, arXiv
+2503.01491, sec. 4.1; critic initialisation in Zheng et al. 2023, arXiv 2307.04964).
 Sources: Schulman et al. 2017 (1707.06347), Ouyang et al. 2022 (2203.02155), TRL's former
 PPOTrainer, cleanrl ppo.py. Departures: the value head is a linear layer on the policy's last
 hidden state (shared trunk, as TRL's AutoModelForCausalLMWithValueHead), initialised to 0;
-one optimizer, the head with its own learning rate (``value_learning_rate``).
+one optimizer, the head with its own learning rate (``value_learning_rate``); the warm-up fits
+the head only (the trunk is the policy's, so a critic-only step cannot move it).
 """
 
 from __future__ import annotations
@@ -67,6 +71,38 @@ class PPOTrainer(SamplingTrainer):
     def load_extra_state(self, state: dict) -> None:
         super().load_extra_state(state)
         self.value_head.load_state_dict(state["value_head"])
+
+    def warm_up_critic(self, rounds: int) -> dict:
+        """``rounds`` critic-only rounds: sample a batch, compute its returns R_t (GAE, with
+        the critic as it is), and fit V(s_t) = head(h_t) to them over ``ppo_epochs`` x
+        ``num_mini_batches`` minibatches, h_t the trunk's hidden states computed without
+        gradient, so the policy does not move. The learning-rate schedule does not advance.
+        The last round's critic stats before its fit (``vf/loss``, ``vf/explained_var``)."""
+        c = self.config
+        stats = {}
+        for _ in range(rounds):
+            r = self.prepare(self.collect())
+            with torch.no_grad():
+                _, h = completion_outputs(  # [B, T, V], [B, T, H]
+                    self.model,
+                    r.prompt_ids,
+                    r.prompt_mask,
+                    r.completion_ids,
+                    r.completion_mask,
+                    hidden=True,
+                )
+            _, stats = value_loss(r.values, r.values, r.returns, r.loss_mask, None)
+            n = len(r) // c.num_mini_batches
+            for _ in range(c.ppo_epochs):
+                perm = torch.randperm(len(r), generator=self.generator, device=self.device)
+                for k in range(c.num_mini_batches):
+                    mb = perm[k * n : (k + 1) * n]  # [b]
+                    values = self.value_head(h[mb]).squeeze(-1)  # [b, T]
+                    vl, _ = value_loss(
+                        values, r.values[mb], r.returns[mb], r.loss_mask[mb], c.cliprange_value
+                    )
+                    self.optimizer_step(vl)
+        return {k: stats[k].item() for k in ("loss", "vf/explained_var")}
 
     def forward(self, r: Rollout, rows=slice(None), pack: bool = True):
         """log pi of the completion tokens [b, T], logits [b, T, V] and values V(s_t) [b, T].
@@ -184,7 +220,11 @@ class PPOTrainer(SamplingTrainer):
         ratio, clipped, weight, loss, k1/k2/k3 from the last epoch; ``advantage`` is A at the
         first token, as in the samples) + ``advantage_t`` (A_t), ``value``, ``return``,
         ``reward`` (r_t)."""
-        c, t0 = self.config, time.perf_counter()
+        c, warmup = self.config, {}
+        if self.global_step == 0 and c.value_warmup_steps:  # before the policy's first update
+            v = self.warm_up_critic(c.value_warmup_steps)
+            warmup = {"vf/warmup_loss": v["loss"], "vf/warmup_explained_var": v["vf/explained_var"]}
+        t0 = time.perf_counter()
         r = self.collect()
         t_rollout = time.perf_counter() - t0
         self.prepare(r)
@@ -219,6 +259,7 @@ class PPOTrainer(SamplingTrainer):
                 "vf/explained_var": critic["vf/explained_var"].item(),
                 "vf/value_mean": critic["vf/value_mean"].item(),
                 "time/rollout": t_rollout,
+                **warmup,
             }
         )
         return StepRecord(

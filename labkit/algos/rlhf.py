@@ -18,8 +18,6 @@ from __future__ import annotations
 import copy
 import random
 
-import pandas as pd
-
 from labkit.algos.grpo import GRPOTrainer
 from labkit.algos.pairs import demonstration_pairs, near_miss_pairs, rollout_pairs
 from labkit.algos.ppo import PPOTrainer
@@ -139,6 +137,8 @@ def rl_stage(rl, policy, tok, task, rm, steps, seed, progress, overrides):
         policy, reward_funcs=[watched_reward(rm, task, record)], task=task, tokenizer=tok, **kw
     )
     trainer.train(progress=progress)
+    import pandas as pd  # here, not at the top: `import labkit` stays free of pandas
+
     m = trainer.log.metrics  # one reward call per step (more with dynamic sampling)
     agree = record if len(record) == len(m) else [float("nan")] * len(m)
     return trainer, pd.DataFrame(

@@ -24,6 +24,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   dapo              DAPO's pieces, one at a time (lab 77)
   entropy_kl        entropy collapse and what holds it; the beta frontier; KL placement (lab 78)
   ppo_seed          PPO as the seed writes it: entropy term, KL clamp, value clipping (lab 79)
+  ppo_seed_stress   the same arms at PPOTrainer's defaults (lr 1e-3), where every arm dips (lab 79)
   off_policy        GRPO vs GSPO vs CISPO under off-policy stress (lab 80)
   v32_tricks        DeepSeek-V3.2's off-policy sequence masking and keep-sampling-mask (lab 81)
   token_vs_sequence the token objective's gradient against the sequence one's as pi drifts (lab 82)
@@ -35,7 +36,8 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   long2short        Kimi's long2short pairs on graded, thought against thought (lab 92)
   r1_pipeline       R1's stages: cold start, RL, rejection sampling, SFT, RL; distillation (lab 93)
   rft               DeepSeekMath's offline RFT, online RFT and GRPO on equal samples, graded (lab 94)
-  prm               outcome vs process supervision in GRPO and PPO; learned ORM/PRM rewards (lab 95)
+  prm               outcome vs process supervision in GRPO; learned ORM/PRM rewards (lab 95)
+  ppo_critic        PPO with step rewards: GAE's lambda, whitening, a critic warm-up (lab 95)
   search            best-of-N by ORM, PRM and vote; PRM-guided beam search (lab 96)
   curriculum        prioritized sampling by pass rate, an easy-first curriculum, uniform (lab 97)
 """

@@ -29,21 +29,23 @@ Arms, on the same seeds (settings fixed before any run; the pilot below looked o
               penalty blind to correctness and to the group, for contrast
   long2short  DPO from the SAME seed's acc policy (its final checkpoint: the acc arm's run, read
               back; trained in that run's folder if it is missing, waited for if another worker
-              is training it), on that policy's own samples: ``PAIR_PROMPTS`` training prompts x
-              8 samples at T = 1; per prompt, the shortest correct answer WITH a thought chosen,
-              every longer correct answer with a thought rejected (thought-vs-thought).
+              is training it), on that policy's own samples: ``long2short.PAIR_PROMPTS``
+              training prompts x 8 samples at T = 1; per prompt, the shortest correct answer
+              WITH a thought chosen, every longer correct answer with a thought rejected
+              (thought-vs-thought); :mod:`labkit.experiments.long2short` does it.
 W = 0.5: a correct answer always outscores a wrong one (1 + W lambda >= 0.75 > 0 >= W min(0,
 lambda)), and the length term's spread within a group is half the accuracy term's. Warm-up a
 third of the run: the paper gives no length; a third leaves two thirds with the penalty.
 DPO: beta 0.1, lr 3e-5, 32 pairs a step (``DPOConfig``'s defaults; 5e-5 collapses the tiny
-policy), ``PASSES`` passes over the pairs, at most half as many steps as the RL runs (30).
+policy), ``long2short.PASSES`` passes over the pairs, at most half as many steps as the RL runs
+(30).
 
 Revised after the first stored run (commit 792962b, disclosed in lab 92): it sampled 256
 prompts and took 30 DPO steps whatever the pair count, meant as "a few passes over a few hundred
 pairs"; but the RL policy rarely re-checks, so 2,048 samples gave only 19-45 pairs a seed and 30
 steps passed over each 20-50 times (long2short shorter: reproduced; keeps accuracy: not
-reproduced). Now 2,048 prompts (~8x the pairs at that rate) and ``PASSES`` passes, as the design
-meant; the claims and their rules are unchanged, the GRPO arms' runs are the same.
+reproduced). Now 2,048 prompts (~8x the pairs at that rate) and ``long2short.PASSES`` passes, as
+the design meant; the claims and their rules are unchanged, the GRPO arms' runs are the same.
 
 Departures from the paper. Kimi's DPO negatives also include wrong longer answers, and correct
 ones only when 1.5x longer than the chosen: here a re-check adds 6-10 characters to a 30-70
@@ -71,25 +73,17 @@ on two workers, more with the step-time noise this machine shows.
 
 from __future__ import annotations
 
-import math
-import pathlib
-import time
-
 import pandas as pd
 
-from labkit.algos.dpo import DPOTrainer
 from labkit.experiments.arms import grpo_run
 from labkit.experiments.cells import STATS, changes, cold_start_cells, heldout_cells
 from labkit.experiments.claims import Claim
-from labkit.experiments.harness import Experiment, Outcome, resume_or_start, slug
+from labkit.experiments.harness import Experiment, Outcome
 from labkit.experiments.lagrange import pool_mean
-from labkit.experiments.long2short import pair_stats, rechecks, sample_pairs
+from labkit.experiments.long2short import ACC, dpo_arm, rechecks
 from labkit.experiments.r1_zero import SETUP, thinks
-from labkit.models.policy import load_policy
 from labkit.rewards.call import reward_name
 from labkit.rewards.reasoning import kimi_length
-from labkit.runs import checkpoint
-from labkit.runs.log import RunInUse, runs_root
 
 CLAIM = (
     "Kimi k1.5 (arXiv 2501.12599, sec. 2.3.3 and 2.4): a length reward within each group "
@@ -116,14 +110,7 @@ PROBE_SEED = 1000
 """The cold-start probe's sampling seed: one "before" for every run, apart from the seeds."""
 HELDOUT = {"full": 128, "fast": 8}
 """Held-out prompts per cell (all of them at 128; 2x1 has 20), one sample each at T = 1."""
-PAIR_PROMPTS = {"full": 2048, "fast": 16}
-"""Training prompts the RL policy samples (``PAIR_G`` each) for long2short's pairs."""
-DPO = {"beta": 0.1, "learning_rate": 3e-5, "batch_size": 32}
-ACC, KIMI, PLAIN, L2S = "acc", "acc + kimi", "acc + plain", "long2short"
-DPO_SHARE = 0.5
-"""long2short's DPO steps, as a share of the RL runs' steps (budget: module docstring)."""
-PASSES = 3
-"""long2short's passes over its pairs (fewer steps than ``DPO_SHARE`` allows when pairs are few)."""
+KIMI, PLAIN, L2S = "acc + kimi", "acc + plain", "long2short"
 PILOT = {
     "GRPO s/step (kimi arm)": (5.69, 4.0, 3.74),
     "DPO s/step": (2.92, 2.53),
@@ -197,64 +184,6 @@ def grpo_arm(arm: str, *, seed: int, steps: int, run_name: str, tick):
     )
 
 
-def acc_run_name(run_name: str) -> str:
-    """The acc arm's run of the same root and seed: ``kimi_length/long2short/seed-3`` ->
-    ``kimi_length/acc/seed-3``."""
-    p = pathlib.PurePosixPath(run_name)
-    return str(p.parent.parent / slug(ACC) / p.name)
-
-
-def acc_policy(run_name: str, *, seed: int, steps: int, wait_s: float = 5.0):
-    """The acc arm's final policy of this seed: read from its checkpoint at ``steps``; trained
-    there first when it is missing, waited for while another process trains it."""
-    acc = acc_run_name(run_name)
-    while steps not in checkpoint.steps(runs_root() / acc):
-        try:
-            grpo_arm(ACC, seed=seed, steps=steps, run_name=acc, tick=lambda d, t: None).log.close()
-        except RunInUse:  # the acc job of this seed, in another worker: its checkpoint will come
-            time.sleep(wait_s)
-    model, tok = load_policy(MODEL)
-    model.load_state_dict(checkpoint.read(runs_root() / acc, steps)["model"])
-    return model, tok
-
-
-def dpo_steps(pairs: int, steps: int) -> int:
-    """DPO steps for ``pairs`` pairs: ``PASSES`` passes at ``DPO["batch_size"]`` a step, at most
-    ``DPO_SHARE`` x the RL runs' ``steps``, at least one.
-
-    >>> dpo_steps(230, 60), dpo_steps(1000, 60), dpo_steps(3, 60)
-    (22, 30, 1)
-    """
-    cap = max(1, round(steps * DPO_SHARE))
-    return max(1, min(cap, math.ceil(PASSES * pairs / DPO["batch_size"])))
-
-
-def dpo_arm(*, seed: int, steps: int, fast: bool, run_name: str, tick):
-    """long2short: DPO from the acc policy of ``seed`` on its own thought-vs-thought pairs;
-    (trainer or None without pairs, the policy, its tokenizer, the pairs' stats)."""
-    model, tok = acc_policy(run_name, seed=seed, steps=steps)
-    pairs = sample_pairs(model, tok, PAIR_PROMPTS["fast" if fast else "full"], seed)
-    if not pairs:  # nothing to prefer: the policy stays as it is
-        tick(steps, steps)
-        return None, model, tok, pair_stats(pairs)
-    n = dpo_steps(len(pairs), steps)
-    trainer = resume_or_start(
-        DPOTrainer,
-        run_name,
-        n,
-        lambda done, total: tick(done * steps // n, steps),
-        model=model,
-        tokenizer=tok,
-        pairs=pairs,
-        task="graded",
-        seed=seed,
-        max_steps=n,
-        save_steps=0,  # short; a killed one starts again from the acc policy
-        **DPO,
-    )
-    return trainer, trainer.model, trainer.tokenizer, pair_stats(pairs)
-
-
 def with_pool(stats: dict) -> dict:
     """``stats`` and the pool-weighted (cells equally) pass, think and length."""
     return stats | {f"{s} (pool)": pool_mean(stats, s) for s in STATS}
@@ -267,7 +196,15 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     extra: dict = {}
     if settings["kind"] == "dpo":
         trainer, model, tok, extra = dpo_arm(
-            seed=seed, steps=steps, fast=fast, run_name=run_name, tick=tick
+            seed=seed,
+            steps=steps,
+            fast=fast,
+            run_name=run_name,
+            tick=tick,
+            model_name=MODEL,
+            train_acc=lambda acc_run: grpo_arm(
+                ACC, seed=seed, steps=steps, run_name=acc_run, tick=lambda d, t: None
+            ),
         )
     else:
         trainer = grpo_arm(arm, seed=seed, steps=steps, run_name=run_name, tick=tick)

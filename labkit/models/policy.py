@@ -15,11 +15,14 @@ import os
 import pathlib
 import string
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
 from labkit.tasks.hub_access import check_hub
+
+if TYPE_CHECKING:  # transformers is imported where a model is built: `import labkit` stays light
+    from transformers import LlamaConfig
 
 CHECKPOINTS = pathlib.Path(__file__).parent.parent / "checkpoints"
 BUILTIN = {
@@ -60,6 +63,8 @@ def char_tokenizer():
 
 def tiny_config(vocab_size: int = 99) -> LlamaConfig:
     """hidden 128, 4 layers, 4 heads, MLP 384: ~0.88 M parameters (DESIGN.md's recipe)."""
+    from transformers import LlamaConfig
+
     return LlamaConfig(
         vocab_size=vocab_size,
         hidden_size=128,
@@ -77,6 +82,8 @@ def tiny_config(vocab_size: int = 99) -> LlamaConfig:
 
 def tiny_policy(seed: int = 0):
     """A freshly initialised tiny Llama and its character tokenizer."""
+    from transformers import LlamaForCausalLM
+
     tok = char_tokenizer()
     torch.manual_seed(seed)
     return LlamaForCausalLM(tiny_config(len(tok))), tok
@@ -144,6 +151,8 @@ def prepare_tokenizer(tok):
 
 
 def _from_pretrained(path: str, dtype: torch.dtype, local_files_only: bool = False):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tok = prepare_tokenizer(AutoTokenizer.from_pretrained(path, local_files_only=local_files_only))
     model = AutoModelForCausalLM.from_pretrained(
         path, dtype=dtype, local_files_only=local_files_only

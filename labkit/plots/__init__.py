@@ -11,8 +11,9 @@ kl           the KL-estimator lab: k1/k2/k3 curves and gradients, KL in reward v
 kl_explorer  the KL explorer's numbers and figure: k1/k2/k3 sampled from q against exact KL
 classic      the classic labs: value heatmaps with greedy arrows, learning and error curves
 clipping, dr_grpo, dapo, entropy_kl, off_policy, passk, pg_variance, r1_zero, language,
-kimi_length, rft, prm, search (rft also draws r1_pipeline's stages)
+kimi_length, prm, search
              the figures of the experiment of the same name (labkit.experiments)
+rft          lab 93: the R1 pipeline's stage bars (lab 94, RFT vs GRPO, draws with seeds)
 tools        lab 60: who wrote each token of an episode and its weight; call rate per level
 """
 

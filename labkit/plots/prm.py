@@ -1,59 +1,41 @@
-"""Figures for the ORM-vs-PRM lab (``labkit.experiments.prm``): held-out accuracy over training
-per arm, and a learned reward against the true accuracy it buys."""
+"""Figures for the ORM-vs-PRM lab (``labkit.experiments.prm``): a learned reward against the
+true accuracy it buys, over seeds."""
 
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from labkit.plots.seeds import band_figure
 
-def heldout_figure(heldout: pd.DataFrame, metric: str = "accuracy") -> go.Figure:
-    """``metric`` (held-out, sampled T = 1) against training step, one line per arm; outcome
-    arms dotted, process arms solid.
+LEARNED = {"GRPO, learned ORM": "rewards/learned_orm/mean"}
+LEARNED["GRPO process, learned PRM"] = "rewards/learned_prm/mean"
 
-    >>> h = pd.DataFrame({"arm": ["a", "a"], "step": [0, 10], "accuracy": [.3, .5]})
-    >>> len(heldout_figure(h).data)
-    1
+
+def exploit_figure(curves: pd.DataFrame, smooth: int = 5) -> go.Figure:
+    """For each arm that learned from a verifier: its learned score and the true accuracy of
+    the same training batches, mean over seeds with a 95 % band, smoothed over ``smooth``
+    steps.
+
+    >>> c = pd.DataFrame({"arm": ["GRPO, learned ORM"] * 2, "seed": [0, 0], "step": [1, 2],
+    ...                   "rewards/learned_orm/mean": [.5, .6], "accuracy": [.4, .3]})
+    >>> [t.name for t in exploit_figure(c).data]
+    ['GRPO, learned ORM: learned score (1 seeds)', 'GRPO, learned ORM: true accuracy (1 seeds)']
     """
-    fig = go.Figure()
-    for arm, d in heldout.groupby("arm", sort=False):
-        fig.add_scatter(
-            x=d["step"],
-            y=d[metric],
-            name=arm,
-            mode="lines+markers",
-            line={"dash": "dot" if "outcome" in arm or "ORM" in arm else "solid"},
-        )
+    frames = []
+    for arm, score in LEARNED.items():
+        d = curves[curves["arm"] == arm]
+        if len(d) and score in d:
+            for col, what in ((score, "learned score"), ("accuracy", "true accuracy")):
+                frames.append(
+                    d[["seed", "step", col]]
+                    .rename(columns={col: "value"})
+                    .assign(arm=f"{arm}: {what}")
+                )
+    long = pd.concat(frames) if frames else pd.DataFrame({"arm": [], "value": []})
+    fig = band_figure(long, "value", smooth=smooth)
     fig.update_layout(
-        xaxis_title="RL step",
-        yaxis_title=f"held-out {metric}",
-        title=f"Outcome vs process supervision: held-out {metric}",
-    )
-    return fig
-
-
-def exploit_figure(runs: dict, window: int = 5) -> go.Figure:
-    """For each run with a learned reward: its learned score (solid) and the true accuracy of
-    the same training batches (dotted), smoothed over ``window`` steps."""
-    fig = go.Figure()
-    for name, log in runs.items():
-        m = log.metrics
-        learned = [c for c in m.columns if c.startswith("rewards/learned_")]
-        if not learned:
-            continue
-        for col, dash, label in (
-            (learned[0], "solid", "learned score"),
-            ("rewards/answer_match/mean", "dot", "true accuracy"),
-        ):
-            fig.add_scatter(
-                x=m["step"],
-                y=m[col].rolling(window, min_periods=1).mean(),
-                name=f"{name}: {label}",
-                line={"dash": dash},
-            )
-    fig.update_layout(
-        xaxis_title="RL step",
+        title="Learned reward vs what it buys (training batches): mean over seeds, 95 % CI band",
         yaxis_title="training batch mean",
-        title="Learned reward vs what it buys (training batches)",
     )
     return fig

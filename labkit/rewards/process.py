@@ -71,3 +71,19 @@ def step_tensors(completions: list[str], prompts: list[str], T: int, device=None
         labels[i, : len(s)] = torch.tensor([float(p.label) for p in s])
         valid[i, : len(s)] = True
     return ends.to(device), labels.to(device), valid.to(device)
+
+
+def answer_mask(completions: list[str], T: int, device=None) -> torch.Tensor:
+    """[B, T] bool: the tokens of each completion's answer, from ``<answer>`` through the eos
+    (index ``len(completion)``); none for a completion without ``<answer>`` (cut off, or ill
+    formed). One token per character, as on the tiny policies.
+
+    >>> answer_mask(["<think>1+2=3</think><answer>3</answer>", "<think>1+"], 42).sum(-1)  # 18 + eos
+    tensor([19,  0])
+    """
+    mask = torch.zeros(len(completions), T, dtype=torch.bool)  # [B, T]
+    for i, c in enumerate(completions):
+        start = c.find("<answer>")
+        if start >= 0:
+            mask[i, start : len(c) + 1] = True  # + 1: the eos token
+    return mask.to(device)

@@ -19,6 +19,8 @@ that hung is named: each completion is tried alone, within the same limit again,
 call ends within about twice ``reward_timeout``. The call's arguments do cross to the worker
 (pickled): TRL's ``log_extra``/``log_metric`` callbacks cannot, so the worker collects what
 the function logs and sends it back with the values, and the caller's callbacks get it then.
+The workers stop when the runner is closed or garbage-collected, and when its process exits: a
+harness worker (:mod:`labkit.experiments.pool`) too, which would otherwise wait for them.
 
 On an error (``reward_errors``): ``"raise"`` raises :class:`RewardError` naming the function,
 the completion and the fix (the run log so far is kept, the next step can run); ``"skip"``
@@ -34,10 +36,10 @@ import hashlib
 import inspect
 import math
 import multiprocessing
+import multiprocessing.util as mp_util
 import signal
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 
 from labkit.core.options import REWARD_ERRORS, REWARD_RUNTIMES, choose
@@ -125,7 +127,11 @@ class RewardRunner:
             raise ValueError(f"reward_workers={workers}: use 1 or more processes")
         self.timeout, self.mode, self.workers, self.on_error = timeout, mode, workers, on_error
         self._pools: dict = {}  # id(fn) -> (fn, pebble pool)
-        self._finalizer = weakref.finalize(self, _close_pools, self._pools)
+        # multiprocessing's finalizer, not weakref's: a harness worker (a multiprocessing
+        # child) never runs ``atexit``; it exits through multiprocessing's hook, which runs
+        # these finalizers and then joins every live child. A reward worker still open there
+        # waits for its next task while its parent waits for it to end: a hang.
+        self._finalizer = mp_util.Finalize(self, _close_pools, (self._pools,), exitpriority=0)
 
     def where(self, fn) -> str:
         """'inline', 'async' or 'process': where ``fn`` runs under this runner's mode."""
@@ -284,7 +290,8 @@ class RewardRunner:
         return reward
 
     def close(self) -> None:
-        """Stop the worker processes (also done when the runner is garbage-collected)."""
+        """Stop the worker processes (also done when the runner is garbage-collected and when
+        its process exits)."""
         _close_pools(self._pools)
 
 

@@ -15,10 +15,12 @@ import math
 import os
 import pathlib
 import threading
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from labkit.runs.trackers import write_all
+
+if TYPE_CHECKING:  # pandas is imported when a table is first asked for
+    import pandas as pd
 
 try:
     import fcntl
@@ -126,6 +128,8 @@ class RunLog:
         return self.frame("events")
 
     def frame(self, kind: str) -> pd.DataFrame:
+        import pandas as pd
+
         with self.lock:
             return pd.DataFrame(list(self.records[kind]))
 

@@ -8,7 +8,7 @@ ValueError: num_generations=1: group advantages need at least 2 completions per 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from labkit.algos.config.base import TrainConfig, at_least, check_ref_sync, require
@@ -227,8 +227,28 @@ class OnlineDPOConfig(GRPOConfig):
     """Online DPO (Guo et al. 2024, 2402.04792; TRL's ``OnlineDPOTrainer``): each step samples
     two completions of each of ``prompts_per_step`` prompts from the current policy, the
     verifier picks chosen and rejected, one DPO step (``labkit.algos.online_dpo``). The sampling
-    and reward fields are GRPO's; the GRPO loss fields (epsilon, loss_type, scale_rewards,
-    advantage_estimator, ...) are unused."""
+    and reward fields are GRPO's; GRPO's loss fields (``UNUSED``: epsilon, loss_type,
+    scale_rewards, advantage_estimator, kl_estimator, entropy_coef, ...) are never read, and a
+    value other than GRPO's default raises."""
+
+    UNUSED: ClassVar[tuple[str, ...]] = (
+        "kl_estimator",
+        "sync_ref_model",
+        "ref_model_mixup_alpha",
+        "ref_model_sync_steps",
+        "epsilon",
+        "epsilon_high",
+        "loss_type",
+        "scale_rewards",
+        "importance_sampling_level",
+        "advantage_estimator",
+        "diagnostics",
+        "entropy_coef",
+        "off_policy_mask",
+        "tis_cap",
+        "tis_mode",
+    )
+    """GRPO's fields that online DPO never reads (its loss is DPO's, its KL logged as k1 and k3)."""
 
     num_generations: int = 2
     """Completions per prompt: 2, one pair (TRL samples 2)."""
@@ -257,3 +277,10 @@ class OnlineDPOConfig(GRPOConfig):
             not (self.dynamic_sampling or self.skip_zero_advantage),
             "dynamic_sampling / skip_zero_advantage are GRPO options; set them to False",
         )
+        grpo = {f.name: f.default for f in fields(GRPOConfig)}
+        for name in self.UNUSED:
+            require(
+                getattr(self, name) == grpo[name],
+                f"{name}={getattr(self, name)!r}: online DPO never reads it (a GRPO option; its "
+                f"loss is DPO's, with beta); leave it at {grpo[name]!r}",
+            )

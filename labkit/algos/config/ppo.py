@@ -43,6 +43,9 @@ class PPOConfig(GRPOConfig):
     """Value clipping around V_old (None: off)."""
     whiten_advantages: bool = True
     """Normalise A_t over the batch's valid tokens."""
+    value_warmup_steps: int = 0
+    """Critic-only rounds before the policy's first update (VC-PPO's value pretraining): each
+    samples a batch and fits V(s_t) to its returns, the policy's trunk frozen; 0: off."""
     ppo_epochs: int = 2
     """Passes over each sampled batch."""
     num_mini_batches: int = 2
@@ -71,6 +74,7 @@ class PPOConfig(GRPOConfig):
             f"value_learning_rate={self.value_learning_rate}: use a value > 0 or None",
         )
         at_least(self, 1, "ppo_epochs")
+        at_least(self, 0, "value_warmup_steps")
         require(
             self.off_policy_mask is None,
             f"off_policy_mask={self.off_policy_mask}: "
