@@ -1,6 +1,6 @@
-"""Entropy and KL (labkit.experiments.entropy_kl): the entropy bonus against a hand computation,
-its wiring into GRPO's loss, and the experiment's arms and claims. The runs themselves: the lab's
-live cell in fast mode (tests/test_notebooks.py) and the stored result
+"""Entropy and KL (labkit.experiments.entropy_kl, entropy_kl_base): the entropy bonus against a
+hand computation, its wiring into GRPO's loss, and the two settings' arms and claims. The runs
+themselves: the lab's live cell in fast mode (tests/test_notebooks.py) and the stored results
 (tests/test_results_tables.py)."""
 
 import math
@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 import torch
 
-from labkit.algos.config import GRPOConfig, PPOConfig
+from labkit.algos.config import BASE_RUN, GRPOConfig, PPOConfig
 from labkit.algos.grpo import GRPOTrainer
 from labkit.core import entropy_bonus, entropy_from_logits
-from labkit.experiments import entropy_kl
+from labkit.experiments import entropy_kl, entropy_kl_base
+from labkit.experiments.entropy_kl import BASE
 
 
 def test_entropy_bonus_value_and_gradient_by_hand():
@@ -101,3 +102,66 @@ def test_frontier_orders_the_sweep_by_beta():
     f = entropy_kl.frontier(s)
     assert f["beta"].tolist() == [0.0, 0.3]
     assert f["kl/k3 (last 10%)"].tolist() == pytest.approx([0.5, 0.2])
+
+
+# Lab 78's two settings: entropy_kl (DRIFT, the stress setting) and entropy_kl_base (BASE_RUN).
+EXPERIMENTS = (entropy_kl.EXPERIMENT, entropy_kl_base.EXPERIMENT)
+
+
+def test_base_setting_is_the_base_run_and_its_arms_are_the_stress_ones():
+    assert entropy_kl_base.SETTING == {k: v for k, v in BASE_RUN.items() if k != "max_steps"}
+    assert entropy_kl_base.SETTING["num_iterations"] == 2
+    assert entropy_kl_base.SETTING["learning_rate"] == 5e-4
+    assert entropy_kl_base.SETTING["beta"] == 0.0  # the plain arm is the sweep's beta = 0
+    for arm, settings in entropy_kl_base.ARMS.items():
+        assert entropy_kl.ARMS[arm] == settings, arm  # the same arm as under stress
+        cfg = entropy_kl_base.SETTING | settings
+        GRPOConfig(**{k: v for k, v in cfg.items() if k != "reward_funcs"})
+    assert set(entropy_kl.BETAS.values()) <= set(entropy_kl_base.ARMS)
+    assert not set(entropy_kl.KL_ARMS) & set(entropy_kl_base.ARMS)  # left to the stress run
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS, ids=lambda e: e.name)
+def test_claims_name_real_arms_and_summary_columns(exp, tmp_path, monkeypatch):
+    """A 2-step run's summary (fast probes) has every claimed column, finite."""
+    monkeypatch.setenv("LABKIT_RUNS", str(tmp_path))
+    out = exp.train(BASE, {}, seed=0, steps=2, fast=True, run_name="r", tick=lambda d, s: None)
+    for c in exp.claims:
+        assert c.arm in exp.arms and (c.baseline is None or c.baseline in exp.arms), c.key
+        assert c.metric in out.summary and out.summary[c.metric] == out.summary[c.metric], c.key
+    assert set(exp.curves) <= set(out.curves.columns)
+    assert set(exp.live["arms"]) <= set(exp.arms) and len(exp.seeds) >= 5
+    s = out.summary
+    assert s["entropy change"] == pytest.approx(s["entropy (last 10%)"] - s["entropy (first 10%)"])
+
+
+def test_the_two_settings_share_the_grpo_claims_rules():
+    stress, base = EXPERIMENTS
+    assert base.lab == stress.lab and base.curves == stress.curves
+    # each train lives in its own module: a worker process loads that module's EXPERIMENT
+    assert stress.train.__module__ == "labkit.experiments.entropy_kl"
+    assert base.train.__module__ == "labkit.experiments.entropy_kl_base"
+    grpo = {c.key: c for c in stress.claims if c.arm not in entropy_kl.KL_ARMS}
+    assert [c.key for c in base.claims] == list(grpo)
+    assert [c.rule for c in base.claims] == [grpo[c.key].rule for c in base.claims]
+    texts = [c.text for e in EXPERIMENTS for c in e.claims]  # README rows stay distinct
+    assert len(set(texts)) == len(texts)
+
+
+@pytest.mark.parametrize(
+    ("module", "setting"),
+    [(entropy_kl, entropy_kl.DRIFT), (entropy_kl_base, entropy_kl_base.SETTING)],
+    ids=["stress", "base"],
+)
+def test_each_train_runs_its_grpo_arms_at_its_setting(module, setting, monkeypatch):
+    seen = {}
+
+    def fake(model, settings, **kw):
+        seen.update(kw | settings)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(entropy_kl, "grpo_run", fake)
+    with pytest.raises(RuntimeError):
+        module.train("beta 0.3", {"beta": 0.3}, seed=0, steps=2, fast=True, run_name="r", tick=None)
+    assert seen["learning_rate"] == setting["learning_rate"] and seen["beta"] == 0.3
+    assert seen["num_iterations"] == setting["num_iterations"] and seen["track_kl"]

@@ -22,7 +22,9 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   passk             pass@k and maj@k before and after RL (lab 75)
   dr_grpo           Dr. GRPO's length and std biases (lab 76)
   dapo              DAPO's pieces, one at a time (lab 77)
-  entropy_kl        entropy collapse and what holds it; the beta frontier; KL placement (lab 78)
+  entropy_kl        entropy collapse and what holds it; the beta frontier; KL placement, under
+                    stress: mu 4 at lr 1e-3 (lab 78)
+  entropy_kl_base   its GRPO arms and claims at the base run's setting, where GRPO trains (lab 78)
   ppo_seed          PPO as the seed writes it: entropy term, KL clamp, value clipping (lab 79)
   ppo_seed_stress   the same arms at PPOTrainer's defaults (lr 1e-3), where every arm dips (lab 79)
   off_policy        GRPO vs GSPO vs CISPO under off-policy stress (lab 80)

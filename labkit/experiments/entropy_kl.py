@@ -19,9 +19,12 @@ Departures, and why:
 - Held-out accuracy is sampled at tau = 1 for every arm (the same yardstick).
 - GRPO runs the labs' base configuration made more off-policy, ``DRIFT``: mu = 4 updates per batch
   at lr 1e-3. With mu = 1 the ratio is 1 and nothing is clipped; at the base run's mu = 2, lr 5e-4
-  the upper clip binds too rarely for clip-higher to act; at mu = 4, lr 1e-3 it binds more
+  the upper clip binds on few tokens, mostly early (``entropy_kl_base``'s pilot), so
+  clip-higher has little to act on; at mu = 4, lr 1e-3 it binds more
   (``clip/ratio_high``), closer to where DAPO used it. It is a stress setting: runs dip early
   and some collapse, so the arms are compared partly on how they crash (the claims' notes).
+  Lab 78's base section, :mod:`labkit.experiments.entropy_kl_base`, runs the GRPO arms and
+  claims at the base run's setting, where plain GRPO trains.
 """
 
 from __future__ import annotations
@@ -86,9 +89,19 @@ def summary(trainer, n_eval: int, seed: int) -> dict:
     return out
 
 
-def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
-    """One arm on one seed: a GRPO arm on ``DRIFT``, or a PPO arm on ``PPOTrainer``'s defaults;
-    KL to pi_ref tracked either way."""
+def run(
+    setting: dict,
+    arm: str,
+    settings: dict,
+    *,
+    seed: int,
+    steps: int,
+    fast: bool,
+    run_name: str,
+    tick,
+):
+    """One arm on one seed: a GRPO arm on ``setting`` (a GRPO configuration), or a PPO arm on
+    ``PPOTrainer``'s defaults; KL to pi_ref tracked either way."""
     common = {"seed": seed, "max_steps": steps, "track_kl": True, "save_steps": max(1, steps // 3)}
     if arm in KL_ARMS:
         trainer = resume_or_start(
@@ -96,9 +109,16 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
         )
     else:
         trainer = grpo_run(
-            "tiny", settings, run_name=run_name, tick=tick, steps=steps, **common, **DRIFT
+            "tiny", settings, run_name=run_name, tick=tick, steps=steps, **common, **setting
         )
     return Outcome(summary(trainer, HELDOUT["fast" if fast else "full"], seed), trainer.log.metrics)
+
+
+def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
+    """One arm on one seed at ``DRIFT`` (PPO arms: ``PPOTrainer``'s defaults)."""
+    return run(
+        DRIFT, arm, settings, seed=seed, steps=steps, fast=fast, run_name=run_name, tick=tick
+    )
 
 
 def frontier(summaries: pd.DataFrame) -> pd.DataFrame:
@@ -133,6 +153,77 @@ def _claim(key, text, source, *, metric, arm, baseline=BASE, direction=1, note=S
     )
 
 
+def grpo_claims(tag: str = "", note: str = STRESS_NOTE, clip_note: str = "") -> tuple[Claim, ...]:
+    """The GRPO arms' claims and their rules, the same at every setting: ``tag`` is added to
+    each claim's text (empty: none), ``note`` is each claim's note, ``clip_note`` is added to
+    the clip-higher claims' note."""
+    t = f" ({tag})" if tag else ""
+    clip = f"{note}; {clip_note}" if clip_note else note
+    return (
+        _claim(
+            "collapse",
+            f"GRPO collapses the policy's entropy{t}",
+            f"{DAPO} sec. 3.1, fig. 2",
+            metric="entropy change",
+            arm=BASE,
+            baseline=None,
+            direction=-1,
+            note=note,
+        ),
+        _claim(
+            "clip-higher-entropy",
+            f"clip-higher (eps_high 0.28) keeps entropy higher{t}",
+            f"{DAPO} sec. 3.1, fig. 2",
+            metric="entropy (last 10%)",
+            arm="clip-higher, eps_high 0.28",
+            note=clip,
+        ),
+        _claim(
+            "clip-higher-accuracy",
+            f"clip-higher (eps_high 0.28) raises accuracy{t}",
+            f"{DAPO} table 1",
+            metric="held-out accuracy",
+            arm="clip-higher, eps_high 0.28",
+            note=clip,
+        ),
+        _claim(
+            "entropy-bonus",
+            f"an entropy bonus (c_H 0.05) keeps entropy higher{t}",
+            "PPO (Schulman et al. 2017, 1707.06347) eq. 9; seed 002",
+            metric="entropy (last 10%)",
+            arm="entropy bonus, c_H 0.05",
+            note=f"{note}; c_H 0.05 was not tuned for it and can overshoot to a near-uniform policy",
+        ),
+        _claim(
+            "beta-closer-k3",
+            f"a larger beta (0.3 vs 0) ends closer to pi_ref (k3){t}",
+            KL_SOURCE,
+            metric="kl/k3 (last 10%)",
+            arm="beta 0.3",
+            direction=-1,
+            note=note,
+        ),
+        _claim(
+            "beta-closer-k1",
+            f"a larger beta (0.3 vs 0) ends closer to pi_ref (k1){t}",
+            KL_SOURCE,
+            metric="kl/k1 (last 10%)",
+            arm="beta 0.3",
+            direction=-1,
+            note=note,
+        ),
+        _claim(
+            "beta-costs-reward",
+            f"a larger beta (0.3 vs 0) costs reward (the frontier){t}",
+            KL_SOURCE,
+            metric="reward/mean (last 10%)",
+            arm="beta 0.3",
+            direction=-1,
+            note=note,
+        ),
+    )
+
+
 EXPERIMENT = Experiment(
     name="entropy_kl",
     lab="78_entropy_and_kl",
@@ -142,61 +233,7 @@ EXPERIMENT = Experiment(
     fast_steps=4,
     curves=("entropy", "reward/mean", "accuracy", "kl/k1", "kl/k3", "clip/ratio_high"),
     claims=(
-        _claim(
-            "collapse",
-            "GRPO collapses the policy's entropy",
-            f"{DAPO} sec. 3.1, fig. 2",
-            metric="entropy change",
-            arm=BASE,
-            baseline=None,
-            direction=-1,
-        ),
-        _claim(
-            "clip-higher-entropy",
-            "clip-higher (eps_high 0.28) keeps entropy higher",
-            f"{DAPO} sec. 3.1, fig. 2",
-            metric="entropy (last 10%)",
-            arm="clip-higher, eps_high 0.28",
-        ),
-        _claim(
-            "clip-higher-accuracy",
-            "clip-higher (eps_high 0.28) raises accuracy",
-            f"{DAPO} table 1",
-            metric="held-out accuracy",
-            arm="clip-higher, eps_high 0.28",
-        ),
-        _claim(
-            "entropy-bonus",
-            "an entropy bonus (c_H 0.05) keeps entropy higher",
-            "PPO (Schulman et al. 2017, 1707.06347) eq. 9; seed 002",
-            metric="entropy (last 10%)",
-            arm="entropy bonus, c_H 0.05",
-            note=f"{STRESS_NOTE}; c_H 0.05 was not tuned for it and can overshoot to a near-uniform policy",
-        ),
-        _claim(
-            "beta-closer-k3",
-            "a larger beta (0.3 vs 0) ends closer to pi_ref (k3)",
-            KL_SOURCE,
-            metric="kl/k3 (last 10%)",
-            arm="beta 0.3",
-            direction=-1,
-        ),
-        _claim(
-            "beta-closer-k1",
-            "a larger beta (0.3 vs 0) ends closer to pi_ref (k1)",
-            KL_SOURCE,
-            metric="kl/k1 (last 10%)",
-            arm="beta 0.3",
-            direction=-1,
-        ),
-        _claim(
-            "beta-costs-reward",
-            "a larger beta (0.3 vs 0) costs reward (the frontier)",
-            KL_SOURCE,
-            metric="reward/mean (last 10%)",
-            arm="beta 0.3",
-            direction=-1,
-        ),
+        *grpo_claims(),
         _claim(
             "placement-k3",
             "KL in the reward (k1) keeps PPO closer to pi_ref than KL in the loss (k3), by k3",
