@@ -1,4 +1,6 @@
-"""GSPO and CISPO against GRPO's token-level PPO-clip under off-policy stress (lab 80).
+"""GSPO and CISPO against GRPO's token-level PPO-clip under off-policy stress (lab 80's stress
+section; :mod:`labkit.experiments.off_policy_base` runs the same arms and claims at the labs'
+base GRPO run, where plain GRPO trains, and opens the lab).
 
 Three objectives on the same seeds, budget and stress (mu = 4 inner updates on each batch, a
 learning rate 2x the demo's, constant):
@@ -23,7 +25,8 @@ Every arm runs on the same seeds (``EXPERIMENT``); each claim is a paired differ
 Departures: reward stability is read from the training batches' reward (no held-out set), over
 a short run; "drawdown" is the largest fall of the 10-step moving mean below its running peak.
 ``STRESS`` is strong enough that every objective's reward falls: the arms are compared partly
-on how they crash (the claims' notes). Answers of 2-4 tokens leave GSPO's length argument (token
+on how they crash (the claims' notes; their "left to a later set-up" is ``off_policy_base``,
+the stored result's claims are kept as they ran). Answers of 2-4 tokens leave GSPO's length argument (token
 ratio noise growing with length) little room.
 """
 
@@ -78,9 +81,10 @@ CURVES = ("reward/mean", "accuracy", "ratio/max", "ratio/min", "kl/old", "clip/r
 
 
 def stability(metrics: pd.DataFrame, window: int = 10) -> dict:
-    """Reward stability of one run's metrics: final reward (mean of the last quarter), the
-    largest drawdown of the ``window``-step moving mean below its running peak, the std of the
-    step-to-step reward change, and the ratio spread and clipping over the run.
+    """Reward stability of one run's metrics: final reward (mean of the last quarter) and its
+    gain over the first 5 steps, the largest drawdown of the ``window``-step moving mean below
+    its running peak, the std of the step-to-step reward change, and the ratio spread and
+    clipping over the run.
 
     >>> m = pd.DataFrame({"reward/mean": [0., 1., 0., 1.], "ratio/max": 1.5, "ratio/min": .5,
     ...                   "kl/old": .01, "clip/region": .1, "accuracy": .5})
@@ -90,9 +94,11 @@ def stability(metrics: pd.DataFrame, window: int = 10) -> dict:
     r = metrics["reward/mean"]
     ma = r.rolling(window, min_periods=1).mean()
     q = max(1, len(r) // 4)
+    first, last = r.iloc[:5].mean(), r.iloc[-q:].mean()
     return {
-        "reward (first 5)": r.iloc[:5].mean(),
-        "reward (last 1/4)": r.iloc[-q:].mean(),
+        "reward (first 5)": first,
+        "reward (last 1/4)": last,
+        "reward gain": last - first,
         "accuracy (last 1/4)": metrics["accuracy"].iloc[-q:].mean(),
         "drawdown": float((ma.cummax() - ma).max()),
         "reward step std": float(r.diff().std()) if len(r) > 2 else float("nan"),
@@ -186,19 +192,35 @@ def silenced_summary(counts: dict) -> dict:
 
 
 def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
-    """One arm on one seed: an objective trained ``steps`` steps under ``STRESS`` (summarised
-    by :func:`stability`), or the probe (:func:`silenced_tokens` on the seed's first batch)."""
+    """One arm on one seed under ``STRESS``: :func:`train_at`."""
+    return train_at(
+        STRESS, arm, settings, seed=seed, steps=steps, fast=fast, run_name=run_name, tick=tick
+    )
+
+
+def train_at(setting: dict, arm: str, settings: dict, *, seed, steps, fast, run_name, tick):
+    """One arm on one seed: an objective trained ``steps`` steps at ``setting`` (summarised by
+    :func:`stability`), or the probe (:func:`silenced_tokens` on the seed's first batch, its
+    updates at ``setting``'s learning rate)."""
     if arm == PROBE:
-        counts = silenced_tokens(seed=seed, updates=settings["updates"])
+        counts = silenced_tokens(seed=seed, updates=settings["updates"], stress=setting)
         tick(steps, steps)
         return Outcome(silenced_summary(counts), pd.DataFrame({"step": pd.Series(dtype="int64")}))
-    trainer = stress_run(settings, seed=seed, steps=steps, run_name=run_name, tick=tick)
+    trainer = setting_run(setting, settings, seed=seed, steps=steps, run_name=run_name, tick=tick)
     return Outcome(stability(trainer.log.metrics), trainer.log.metrics)
 
 
 def stress_run(settings: dict, *, seed: int, steps: int, run_name: str, tick, **overrides):
-    """A resumable GRPO run of ``settings`` on 2-digit addition under :data:`STRESS` (with
-    ``overrides`` on top), checkpointed three times: the run of this lab and of lab 81."""
+    """:func:`setting_run` at :data:`STRESS`."""
+    return setting_run(
+        STRESS, settings, seed=seed, steps=steps, run_name=run_name, tick=tick, **overrides
+    )
+
+
+def setting_run(setting: dict, settings: dict, *, seed, steps, run_name, tick, **overrides):
+    """A resumable GRPO run of ``settings`` on 2-digit addition at ``setting`` (:data:`STRESS`
+    or ``off_policy_base.BASE_SETTING``, with ``overrides`` on top), checkpointed three times:
+    the runs of this lab and of lab 81."""
     return grpo_run(
         "tiny",
         settings,
@@ -209,7 +231,7 @@ def stress_run(settings: dict, *, seed: int, steps: int, run_name: str, tick, **
         task="addition",
         track_kl=False,
         save_steps=max(1, steps // 3),
-        **(STRESS | overrides),
+        **(setting | overrides),
     )
 
 
@@ -230,6 +252,72 @@ def _versus_grpo(key, text, source, *, arm, metric, direction, note) -> Claim:
     )
 
 
+PROBE_NOTE = "one batch per seed, the 4th of mu = 4 updates (3 PPO-clip updates first)"
+
+
+def claims(
+    tag: str = "", crash: str = CRASH, short: str = SHORT, probe: str = PROBE_NOTE
+) -> tuple[Claim, ...]:
+    """The claims and their rules, the same at every setting: ``tag`` is added to each claim's
+    text (the stress experiment's have none), ``crash`` and ``short`` are the notes of the
+    stability claims (CISPO's and GSPO's), ``probe`` the token count's."""
+    return (
+        Claim(
+            "cispo-keeps",
+            f"CISPO keeps a gradient on the tokens PPO-clip silences{tag}",
+            CISPO_SOURCE,
+            metric="kept by CISPO only (share of A != 0)",
+            arm=PROBE,
+            note=probe,
+        ),
+        _versus_grpo(
+            "gspo-spread",
+            f"GSPO's sequence ratio spreads less than GRPO's token ratio (log10 max ratio){tag}",
+            f"{GSPO_SOURCE} sec. 3",
+            arm=GSPO,
+            metric="log10 ratio/max",
+            direction=-1,
+            note=short,
+        ),
+        _versus_grpo(
+            "gspo-reward",
+            f"GSPO trains more stably than GRPO off-policy: higher final reward{tag}",
+            f"{GSPO_SOURCE} sec. 5.1",
+            arm=GSPO,
+            metric="reward (last 1/4)",
+            direction=1,
+            note=short,
+        ),
+        _versus_grpo(
+            "gspo-drawdown",
+            f"GSPO trains more stably than GRPO off-policy: smaller reward drawdown{tag}",
+            f"{GSPO_SOURCE} sec. 5.1",
+            arm=GSPO,
+            metric="drawdown",
+            direction=-1,
+            note=short,
+        ),
+        _versus_grpo(
+            "cispo-reward",
+            f"CISPO trains more stably than PPO-clip: higher final reward{tag}",
+            CISPO_SOURCE,
+            arm=CISPO,
+            metric="reward (last 1/4)",
+            direction=1,
+            note=crash,
+        ),
+        _versus_grpo(
+            "cispo-drawdown",
+            f"CISPO trains more stably than PPO-clip: smaller reward drawdown{tag}",
+            CISPO_SOURCE,
+            arm=CISPO,
+            metric="drawdown",
+            direction=-1,
+            note=crash,
+        ),
+    )
+
+
 EXPERIMENT = Experiment(
     name="off_policy",
     lab="80_gspo_cispo_off_policy",
@@ -238,60 +326,6 @@ EXPERIMENT = Experiment(
     steps=60,
     fast_steps=4,
     curves=CURVES,
-    claims=(
-        Claim(
-            "cispo-keeps",
-            "CISPO keeps a gradient on the tokens PPO-clip silences",
-            CISPO_SOURCE,
-            metric="kept by CISPO only (share of A != 0)",
-            arm=PROBE,
-            note="one batch per seed, the 4th of mu = 4 updates (3 PPO-clip updates first)",
-        ),
-        _versus_grpo(
-            "gspo-spread",
-            "GSPO's sequence ratio spreads less than GRPO's token ratio (log10 max ratio)",
-            f"{GSPO_SOURCE} sec. 3",
-            arm=GSPO,
-            metric="log10 ratio/max",
-            direction=-1,
-            note=SHORT,
-        ),
-        _versus_grpo(
-            "gspo-reward",
-            "GSPO trains more stably than GRPO off-policy: higher final reward",
-            f"{GSPO_SOURCE} sec. 5.1",
-            arm=GSPO,
-            metric="reward (last 1/4)",
-            direction=1,
-            note=SHORT,
-        ),
-        _versus_grpo(
-            "gspo-drawdown",
-            "GSPO trains more stably than GRPO off-policy: smaller reward drawdown",
-            f"{GSPO_SOURCE} sec. 5.1",
-            arm=GSPO,
-            metric="drawdown",
-            direction=-1,
-            note=SHORT,
-        ),
-        _versus_grpo(
-            "cispo-reward",
-            "CISPO trains more stably than PPO-clip: higher final reward",
-            CISPO_SOURCE,
-            arm=CISPO,
-            metric="reward (last 1/4)",
-            direction=1,
-            note=CRASH,
-        ),
-        _versus_grpo(
-            "cispo-drawdown",
-            "CISPO trains more stably than PPO-clip: smaller reward drawdown",
-            CISPO_SOURCE,
-            arm=CISPO,
-            metric="drawdown",
-            direction=-1,
-            note=CRASH,
-        ),
-    ),
+    claims=claims(),
     live={"arms": [*OBJECTIVES, PROBE], "seeds": (0, 1), "steps": 60},
 )

@@ -1,4 +1,6 @@
-"""DeepSeek-V3.2's two off-policy tricks on the toy, under mu > 1 (lab 81).
+"""DeepSeek-V3.2's two off-policy tricks on the toy, under mu > 1 (lab 81's stress section;
+:mod:`labkit.experiments.v32_tricks_base` runs the same arms and claims at the labs' base GRPO
+run, where plain GRPO trains, and opens the lab).
 
 DeepSeek-V3.2 (DeepSeek-AI 2025, arXiv 2512.02556, sec. 3.1) stabilises GRPO with:
 1. Off-policy sequence masking: the policy term of a sequence i is multiplied by
@@ -14,7 +16,7 @@ Both are compared on the same seeds and budget as lab 80's stress (mu = 4, lr 1e
 32 prompts x 4, ``loss_type="grpo"``, beta = 0), each claim a paired difference over the seeds
 (``EXPERIMENT``); a fifth arm, ``PROBE``, measures :func:`sampling_mismatch` on each seed's first
 batch. The stress makes every arm's reward fall: the arms are compared partly on how they crash
-(the claims' notes). Departures: labkit samples with the trained
+(the claims' notes; the setting where the baseline trains is ``v32_tricks_base``). Departures: labkit samples with the trained
 model, so pi_old is recomputed by the trainer (the report's pi_old is the inference engine's
 probability, which also carries train/inference mismatch); without the keep mask, labkit's
 pi_old is untruncated, so the ratio pi_theta / pi_old is consistent but both differ from the
@@ -29,7 +31,7 @@ import torch
 from labkit.algos.grpo import GRPOTrainer
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
-from labkit.experiments.off_policy import CRASH, STRESS, stability, stress_run
+from labkit.experiments.off_policy import CRASH, STRESS, setting_run, stability
 from labkit.models.rollout import completion_logprobs
 
 CLAIM = (
@@ -95,14 +97,22 @@ def sampling_mismatch(seed: int = 0, top_p: float = TOP_P) -> dict:
 
 
 def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
-    """One arm on one seed: GRPO under ``STRESS`` with the arm's trick, summarised by
-    ``off_policy.stability`` and :func:`extra`; or the probe, :func:`sampling_mismatch`."""
+    """One arm on one seed under ``STRESS``: :func:`train_at`."""
+    return train_at(
+        STRESS, arm, settings, seed=seed, steps=steps, fast=fast, run_name=run_name, tick=tick
+    )
+
+
+def train_at(setting: dict, arm: str, settings: dict, *, seed, steps, fast, run_name, tick):
+    """One arm on one seed: GRPO at ``setting`` with the arm's trick, summarised by
+    ``off_policy.stability`` and :func:`extra`; or the probe, :func:`sampling_mismatch` (at the
+    cold start: the setting does not enter it)."""
     if arm == PROBE:
         out = sampling_mismatch(seed=seed, top_p=settings["top_p"])
         tick(steps, steps)
         return Outcome(out, pd.DataFrame({"step": pd.Series(dtype="int64")}))
-    trainer = stress_run(
-        settings, seed=seed, steps=steps, run_name=run_name, tick=tick, loss_type="grpo"
+    trainer = setting_run(
+        setting, settings, seed=seed, steps=steps, run_name=run_name, tick=tick, loss_type="grpo"
     )
     m = trainer.log.metrics
     return Outcome({**stability(m), **extra(m)}, m)
@@ -118,6 +128,58 @@ def _trick(key, text, *, arm, baseline, metric, direction, note=CRASH) -> Claim:
     )
 
 
+def claims(tag: str = "", crash: str = CRASH) -> tuple[Claim, ...]:
+    """The claims and their rules, the same at every setting: ``tag`` is added to each claim's
+    text (the stress experiment's have none), ``crash`` opens each claim's note."""
+    return (
+        _trick(
+            "mask-reward",
+            f"off-policy sequence masking stabilises training under mu > 1: higher final reward{tag}",
+            arm=MASKED,
+            baseline=PLAIN,
+            metric="reward (last 1/4)",
+            direction=1,
+            note=crash,
+        ),
+        _trick(
+            "mask-drawdown",
+            f"off-policy sequence masking stabilises training under mu > 1: smaller drawdown{tag}",
+            arm=MASKED,
+            baseline=PLAIN,
+            metric="drawdown",
+            direction=-1,
+            note=crash,
+        ),
+        _trick(
+            "keep-reward",
+            f"keeping the top-p sampling mask at training helps: higher final reward{tag}",
+            arm=KEPT,
+            baseline=TOP,
+            metric="reward (last 1/4)",
+            direction=1,
+            note=f"{crash}; the report's benefit, language consistency, has no counterpart here",
+        ),
+        _trick(
+            "keep-drawdown",
+            f"keeping the top-p sampling mask at training helps: smaller drawdown{tag}",
+            arm=KEPT,
+            baseline=TOP,
+            metric="drawdown",
+            direction=-1,
+            note=f"{crash}; the report's benefit, language consistency, has no counterpart here",
+        ),
+        _trick(
+            "keep-kl-old",
+            f"keeping the top-p sampling mask keeps pi_theta closer to pi_old (one action space){tag}",
+            arm=KEPT,
+            baseline=TOP,
+            metric="kl/old",
+            direction=-1,
+            note=f"{crash}; the mismatch the report removes, read as approx KL to pi_old",
+        ),
+    )
+
+
 EXPERIMENT = Experiment(
     name="v32_tricks",
     lab="81_v32_off_policy_tricks",
@@ -126,50 +188,6 @@ EXPERIMENT = Experiment(
     steps=60,
     fast_steps=4,
     curves=("reward/mean", "mask/off_policy_frac", "kl/old", "entropy", "ratio/max"),
-    claims=(
-        _trick(
-            "mask-reward",
-            "off-policy sequence masking stabilises training under mu > 1: higher final reward",
-            arm=MASKED,
-            baseline=PLAIN,
-            metric="reward (last 1/4)",
-            direction=1,
-        ),
-        _trick(
-            "mask-drawdown",
-            "off-policy sequence masking stabilises training under mu > 1: smaller drawdown",
-            arm=MASKED,
-            baseline=PLAIN,
-            metric="drawdown",
-            direction=-1,
-        ),
-        _trick(
-            "keep-reward",
-            "keeping the top-p sampling mask at training helps: higher final reward",
-            arm=KEPT,
-            baseline=TOP,
-            metric="reward (last 1/4)",
-            direction=1,
-            note=f"{CRASH}; the report's benefit, language consistency, has no counterpart here",
-        ),
-        _trick(
-            "keep-drawdown",
-            "keeping the top-p sampling mask at training helps: smaller drawdown",
-            arm=KEPT,
-            baseline=TOP,
-            metric="drawdown",
-            direction=-1,
-            note=f"{CRASH}; the report's benefit, language consistency, has no counterpart here",
-        ),
-        _trick(
-            "keep-kl-old",
-            "keeping the top-p sampling mask keeps pi_theta closer to pi_old (one action space)",
-            arm=KEPT,
-            baseline=TOP,
-            metric="kl/old",
-            direction=-1,
-            note=f"{CRASH}; the mismatch the report removes, read as approx KL to pi_old",
-        ),
-    ),
+    claims=claims(),
     live={"arms": [PLAIN, MASKED, TOP, KEPT], "seeds": (0, 1), "steps": 60},
 )
