@@ -44,6 +44,8 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   ppo_critic        PPO with step rewards: GAE's lambda, whitening, a critic warm-up (lab 95)
   search            best-of-N by ORM, PRM and vote; PRM-guided beam search (lab 96)
   curriculum        prioritized sampling by pass rate, an easy-first curriculum, uniform (lab 97)
+  fused             held-out probes of a fused policy per switch; Qwen3's thinking budget (lab 98)
+  adaptive_think    /think, /no_think, a thinking budget; AdaptThink's no-thinking bonus (lab 98)
 """
 
 from labkit.experiments.results import load, stored

@@ -1,0 +1,133 @@
+"""Build ``tiny-fused``: Qwen3's Thinking Mode Fusion at toy scale on the ``graded`` task, by
+continued SFT of ``tiny-graded`` (the thinking cold start; ``scripts/make_graded_checkpoint.py``).
+
+Qwen3 (arXiv 2505.09388, sec. 4.3) fuses the modes by continued SFT of its reasoning model on
+thinking and non-thinking data marked by a ``/think`` or ``/no_think`` flag in the user's turn,
+a non-thinking answer keeping an empty ``<think></think>`` block. Here each train prompt of
+``graded`` gets, with equal odds, one of three switches (``labkit.tasks.switches``):
+  /think      the target thinks: graded's running sums (re-checking one or two steps with
+              probability ``--recheck``, as tiny-graded's targets), then the answer
+  /no_think   the target is ``<think></think><answer>sum</answer>``
+  no switch   a mix: a thought with probability ``--think``, else the empty thought, drawn per
+              example and the same in every cell, so that RL without a switch has both modes
+              to choose from on every prompt (what AdaptThink's RL shapes)
+Departure: continued SFT from tiny-graded, which already thinks or answers directly, as Qwen3
+continues from its reasoning model; its direct answers had no empty block, this SFT adds it.
+
+The card (``labkit_card.json``) records the command, the steps and wall time, the file size and,
+per switch and cell, sampled accuracy (T = 1), the think rate (a non-empty thought), the
+well-formed rate; ``--G`` samples of each of the first ``--per-cell`` held-out prompts of a cell.
+
+    OMP_NUM_THREADS=1 python scripts/make_fused_checkpoint.py
+"""
+
+import argparse
+import json
+import pathlib
+import random
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from make_graded_checkpoint import SortedChunksSFT
+
+import labkit as lk
+from labkit.experiments.fused import switch_cells
+from labkit.models.policy import BUILTIN, load_policy
+from labkit.tasks.graded import MAX_RECHECKS, Graded
+from labkit.tasks.switches import SWITCHES, fused_target, with_switch
+
+
+def fused_pairs(task: Graded, think: float, recheck: float, seed: int):
+    """(prompt with switch, target) for every train example, drawn as the module docstring
+    says."""
+    rng = random.Random(seed)
+    pairs = []
+    for e in task.train:
+        ops, d = task.operands(e.prompt), e.columns["digits"]
+        switch = rng.choice(list(SWITCHES))
+        thinks = switch == "think" or (switch == "none" and rng.random() < think)
+        rechecks, n_steps = [], (len(ops) - 1) * d
+        if thinks and rng.random() < recheck:
+            rechecks = rng.sample(range(n_steps), rng.randint(1, min(MAX_RECHECKS, n_steps)))
+        mode = "think" if thinks else "no_think"
+        pairs.append((with_switch(e.prompt, switch), fused_target(ops, d, mode, rechecks)))
+    return pairs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--learning-rate", type=float, default=1e-3)
+    ap.add_argument("--base", default="tiny-graded", help="policy to start from")
+    ap.add_argument("--chunks", type=int, default=4, help="forwards per batch, by length")
+    ap.add_argument("--think", type=float, default=0.5, help="no switch: share that thinks")
+    ap.add_argument("--recheck", type=float, default=1 / 3, help="share of thoughts re-checked")
+    ap.add_argument("--per-cell", type=int, default=32, help="held-out probe prompts per cell")
+    ap.add_argument("--G", type=int, default=8, help="samples of each probe prompt per switch")
+    ap.add_argument("--out", default=str(BUILTIN["tiny-graded"].parent / "tiny-fused"))
+    args = ap.parse_args()
+
+    torch.set_num_threads(1)
+    lk.set_seed(args.seed)
+    task = Graded()
+    model, tok = load_policy(args.base)
+    pairs = fused_pairs(task, args.think, args.recheck, args.seed)
+    t0 = time.perf_counter()
+    trainer = SortedChunksSFT(
+        model,
+        pairs,
+        tokenizer=tok,
+        max_steps=args.steps,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        chunks=args.chunks,
+    )
+    trainer.train(progress=False)
+    sft_seconds = time.perf_counter() - t0
+    model.eval()
+    t1 = time.perf_counter()
+    cells = {
+        s: switch_cells(model, tok, s, per_cell=args.per_cell, samples=args.G, seed=args.seed + 1)
+        for s in SWITCHES
+    }
+    probe_seconds = time.perf_counter() - t1
+    model.save_pretrained(args.out)
+    tok.save_pretrained(args.out)
+    out = pathlib.Path(args.out)
+    card = {
+        "task": "graded, with a switch (labkit.tasks.switches)",
+        "base": args.base,
+        "command": " ".join(["python scripts/make_fused_checkpoint.py", *sys.argv[1:]]),
+        "seed": args.seed,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "learning_rate": args.learning_rate,
+        "chunks": args.chunks,
+        "targets": {
+            "switches": {s: 1 / len(SWITCHES) for s in SWITCHES},
+            "think (no switch)": args.think,
+            "recheck": args.recheck,
+            "max_rechecks": MAX_RECHECKS,
+        },
+        "sft_seconds": round(sft_seconds, 1),
+        "probe_seconds": round(probe_seconds, 1),
+        "threads": torch.get_num_threads(),
+        "probe": (
+            f"held-out, the first {args.per_cell} prompts of each cell x {args.G} samples per "
+            "switch, temperature 1, the task's 97 tokens; think: a non-empty thought"
+        ),
+        "size_bytes": sum(f.stat().st_size for f in out.iterdir() if f.name != "labkit_card.json"),
+        "cells": cells,
+    }
+    (out / "labkit_card.json").write_text(json.dumps(card, indent=1) + "\n")
+    print(json.dumps(card, indent=1))
+
+
+if __name__ == "__main__":
+    main()
