@@ -23,10 +23,12 @@ from labkit.core.process import process_advantages
 from labkit.rewards.process import step_tensors
 
 
-def step_rewards(r, T: int, prm=None):
-    """(ends, rewards, valid) [B, K] of a rollout's process steps: the labels, or a PRM's
-    probabilities p(step right) at the same steps."""
-    ends, labels, valid = step_tensors(r.completions, r.prompts, T, r.completion_ids.device)
+def step_rewards(r, T: int, prm=None, task: str = "scratchpad"):
+    """(ends, rewards, valid) [B, K] of a rollout's process steps on ``task`` (its step
+    parser: ``labkit.rewards.process``): the labels, or a PRM's probabilities p(step right) at
+    the same steps."""
+    device = r.completion_ids.device
+    ends, labels, valid = step_tensors(r.completions, r.prompts, T, device, task)
     if prm is None:
         return ends, labels, valid
     with torch.no_grad():
@@ -38,7 +40,8 @@ def step_rewards(r, T: int, prm=None):
 class ProcessGRPOTrainer(GRPOTrainer):
     """``ProcessGRPOTrainer("tiny-think", reward_funcs=["answer_match"], task="scratchpad",
     prm=None)``: GRPO whose advantages are DeepSeekMath's process-supervised ones, [B, T];
-    the reward functions are still computed and logged (and give ``reward/mean``)."""
+    the reward functions are still computed and logged (and give ``reward/mean``). The steps
+    are the task's (``scratchpad`` or ``graded``, ``labkit.rewards.process.TASKS``)."""
 
     algorithm = "grpo-process"
 
@@ -49,7 +52,7 @@ class ProcessGRPOTrainer(GRPOTrainer):
     def prepare(self, r):
         super().prepare(r)
         T = r.completion_ids.shape[1]
-        ends, rew, valid = step_rewards(r, T, self.prm)  # [B, K] x3
+        ends, rew, valid = step_rewards(r, T, self.prm, self.task.name)  # [B, K] x3
         r.advantages = process_advantages(
             ends, rew, valid, self.config.num_generations, T
         )  # [B, T]

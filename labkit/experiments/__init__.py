@@ -41,6 +41,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   r1_pipeline       R1's stages: cold start, RL, rejection sampling, SFT, RL; distillation (lab 93)
   rft               DeepSeekMath's offline RFT, online RFT and GRPO on equal samples, graded (lab 94)
   prm               outcome vs process supervision in GRPO; learned ORM/PRM rewards (lab 95)
+  prm_graded        outcome vs process GRPO on graded: the gain by chain length (lab 95)
   ppo_critic        PPO with step rewards: GAE's lambda, whitening, a critic warm-up (lab 95)
   search            best-of-N by ORM, PRM and vote; PRM-guided beam search (lab 96)
   curriculum        prioritized sampling by pass rate, an easy-first curriculum, uniform (lab 97)

@@ -1,4 +1,5 @@
-"""Process rewards for the ``scratchpad`` task: a label per reasoning step, not one per answer.
+"""Process rewards for the ``scratchpad`` and ``graded`` tasks: a label per reasoning step, not one
+per answer.
 
 A completion ``<think>3+5=8 8+8=16 ...</think><answer>25</answer>`` is cut into process steps:
 each scratchpad step (checked against the true running sum by
@@ -7,6 +8,11 @@ and the completion well formed). A direct answer has one step, the answer. These
 labels a process reward model (PRM) is trained on (Lightman et al. 2023, "Let's verify step by
 step", arXiv 2305.20050), and the rewards of DeepSeekMath's process supervision (2402.03300,
 sec. 4.1.3).
+
+On ``graded`` (``task="graded"``) the thought's steps are read by
+:func:`~labkit.tasks.graded.graded_steps`: one place value a step, matched to the chain in order,
+a re-check (a true step written again) labelled right, as that parser does. A thought cut off
+before ``</think>`` has no steps on either task: only the answer step, which is wrong.
 
 Departure: a step ends at its last character, which is its last token for labkit's
 char-level ``tiny`` policies (one token per character); the answer step ends at the eos token.
@@ -26,7 +32,11 @@ from dataclasses import dataclass
 import torch
 
 from labkit.tasks.arithmetic import parse_int
+from labkit.tasks.graded import graded_steps
 from labkit.tasks.scratchpad import Scratchpad, parse, steps
+
+TASKS = ("scratchpad", "graded")
+"""The tasks whose thoughts have step labels."""
 
 
 @dataclass
@@ -38,30 +48,59 @@ class ProcessStep:
     label: bool  # the step is right (the answer step: the final answer is right)
 
 
-def process_steps(completion: str, prompt: str) -> list[ProcessStep]:
-    """The scratchpad's steps, then the answer step (ends at the eos, index len(completion))."""
+def process_steps(completion: str, prompt: str, task: str = "scratchpad") -> list[ProcessStep]:
+    """The thought's steps, then the answer step (ends at the eos, index len(completion)).
+
+    >>> c = "<think>7+30=37 37+5=42 37+5=42</think><answer>42</answer>"
+    >>> [(s.text, s.label) for s in process_steps(c, "07+35=", task="graded")]
+    [('7+30=37', True), ('37+5=42', True), ('37+5=42', True), ('42', True)]
+    """
     ops = Scratchpad.operands(prompt)
-    out = [ProcessStep(s.text, s.end - 1, s.correct) for s in steps(completion, ops)]
+    if task == "scratchpad":
+        thought = steps(completion, ops)
+    elif task == "graded":
+        thought = graded_steps(completion, ops, digits_of(prompt))
+    else:
+        raise ValueError(f"task={task!r}: step labels exist for {TASKS}")
+    out = [ProcessStep(s.text, s.end - 1, s.correct) for s in thought]
     p = parse(completion)
     right = p.well_formed and parse_int(p.answer) == sum(ops)
     return out + [ProcessStep(p.answer or "", len(completion), right)]
 
 
-def step_correctness(completions: list[str], prompts: list[str], **kwargs) -> list[float | None]:
+def digits_of(prompt: str) -> int:
+    """The digits of a graded prompt's operands (all written with as many): ``"07+35="`` -> 2."""
+    return len(prompt.split("+")[0])
+
+
+def step_correctness(
+    completions: list[str], prompts: list[str], task: str = "scratchpad", **kwargs
+) -> list[float | None]:
     """The share of the thought's steps that are right (the answer step not counted); None for
     a completion without a thought. A metric (or a weight-0 reward) of process quality."""
     out = []
     for c, x in zip(completions, prompts):
-        thought = process_steps(c, x)[:-1]
+        thought = process_steps(c, x, task)[:-1]
         out.append(sum(s.label for s in thought) / len(thought) if thought else None)
     return out
 
 
-def step_tensors(completions: list[str], prompts: list[str], T: int, device=None):
+def graded_step_correctness(completions: list[str], prompts: list[str], **kwargs):
+    """:func:`step_correctness` on ``graded`` (its own name: a reward function's log key).
+
+    >>> graded_step_correctness(["<think>3+5=8 8+8=17</think><answer>17</answer>"], ["3+5+8="])
+    [0.5]
+    """
+    return step_correctness(completions, prompts, task="graded")
+
+
+def step_tensors(
+    completions: list[str], prompts: list[str], T: int, device=None, task: str = "scratchpad"
+):
     """(ends [B, K] long, labels [B, K] float, valid [B, K] bool) of every completion's process
-    steps, K the most steps of any; ends clamped to T - 1 (a truncated completion's answer
-    step falls on its last token)."""
-    per = [process_steps(c, x) for c, x in zip(completions, prompts)]
+    steps on ``task``, K the most steps of any; ends clamped to T - 1 (a truncated
+    completion's answer step falls on its last token)."""
+    per = [process_steps(c, x, task) for c, x in zip(completions, prompts)]
     K = max(len(s) for s in per)
     ends = torch.zeros(len(per), K, dtype=torch.long)  # [B, K]
     labels = torch.zeros(len(per), K)  # [B, K]
