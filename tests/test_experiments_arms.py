@@ -1,6 +1,6 @@
 """labkit.experiments.arms.addition_run: the call it replaced builds the same run. The harness
 call is recorded (``resume_or_start``, nothing trained) from lab 51's precision arm and from
-``off_policy.stress_run`` (the same call, written out), and compared with the arguments the code
+``off_policy.stress_run`` (through ``off_policy.setting_run``), and compared with the arguments the code
 passed before and with the trainer config they build."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from labkit.algos.config import BASE_RUN, GRPOConfig
-from labkit.experiments import off_policy, off_policy_base, v32_tricks, v32_tricks_base
+from labkit.experiments import arms, off_policy, off_policy_base, v32_tricks, v32_tricks_base
 
 PAIRS = (
     (off_policy_base.EXPERIMENT, off_policy.EXPERIMENT),
@@ -67,7 +67,7 @@ def test_base_runs_and_probe_use_the_base_setting(monkeypatch):
         seen.append(kw)
         raise RuntimeError("stop")
 
-    monkeypatch.setattr(off_policy, "grpo_run", fake_run)
+    monkeypatch.setattr(arms, "grpo_run", fake_run)  # off_policy.setting_run -> arms.addition_run
     for exp, arm in ((off_policy_base, off_policy.CISPO), (v32_tricks_base, v32_tricks.KEPT)):
         with pytest.raises(RuntimeError):
             exp.train(

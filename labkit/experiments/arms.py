@@ -44,8 +44,8 @@ def grpo_run(
 def addition_run(settings: dict, *, seed: int, steps: int, run_name: str, tick, **fixed):
     """:func:`grpo_run` of the tiny policy on 2-digit addition with ``fixed | settings``, no
     KL-to-reference metrics (``track_kl=False``) and a checkpoint every third of the ``steps``,
-    so that a stopped run resumes (lab 51's precision arms; ``off_policy.stress_run`` makes the
-    same call)."""
+    so that a stopped run resumes (lab 51's precision arms; labs 80 and 81's runs through
+    ``off_policy.setting_run``)."""
     return grpo_run(
         "tiny",
         settings,

@@ -39,7 +39,7 @@ import torch
 
 from labkit.algos.grpo import GRPOTrainer
 from labkit.core import policy_loss
-from labkit.experiments.arms import grpo_run
+from labkit.experiments.arms import addition_run
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
 from labkit.models.rollout import completion_logprobs
@@ -221,17 +221,8 @@ def setting_run(setting: dict, settings: dict, *, seed, steps, run_name, tick, *
     """A resumable GRPO run of ``settings`` on 2-digit addition at ``setting`` (:data:`STRESS`
     or ``off_policy_base.BASE_SETTING``, with ``overrides`` on top), checkpointed three times:
     the runs of this lab and of lab 81."""
-    return grpo_run(
-        "tiny",
-        settings,
-        seed=seed,
-        steps=steps,
-        run_name=run_name,
-        tick=tick,
-        task="addition",
-        track_kl=False,
-        save_steps=max(1, steps // 3),
-        **(setting | overrides),
+    return addition_run(
+        settings, seed=seed, steps=steps, run_name=run_name, tick=tick, **(setting | overrides)
     )
 
 
