@@ -60,6 +60,7 @@ def test_train_runs_kimi_length_from_the_new_cold_start(monkeypatch):
     monkeypatch.setattr(kl, "train", fake)
     out = kr.train(kr.ACC, kr.ARMS[kr.ACC], seed=3, steps=2, fast=True, run_name="x", tick=None)
     assert seen["policy"] == kr.MODEL and seen["arm"] == kr.ACC and seen["seed"] == 3
+    assert seen["pair_prompts"] is kr.PAIR_PROMPTS and kr.PAIR_PROMPTS["full"] == 512
     assert out.summary[kr.KEPT] == pytest.approx(0.5 - 0.6)
 
 

@@ -200,9 +200,11 @@ def train(
     run_name: str,
     tick,
     policy: str = MODEL,
+    pair_prompts: dict | None = None,
 ):
     """One arm on one seed from the cold start ``policy``; held-out stats per cell before (the
-    cold start) and after. Another experiment passes its own ``policy`` (``kimi_recheck``)."""
+    cold start) and after. Another experiment passes its own ``policy`` and long2short's
+    ``pair_prompts`` (``kimi_recheck``; default ``long2short.PAIR_PROMPTS``)."""
     per_cell = HELDOUT["fast" if fast else "full"]
     cold = with_pool(cold_start_cells(policy, per_cell, PROBE_SEED, extra=True))
     extra: dict = {}
@@ -214,6 +216,7 @@ def train(
             run_name=run_name,
             tick=tick,
             model_name=policy,
+            pair_prompts=pair_prompts,
             train_acc=lambda acc_run: grpo_arm(
                 ACC,
                 seed=seed,
