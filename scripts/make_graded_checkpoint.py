@@ -20,6 +20,21 @@ them), a direct answer was as good as thinking on the hardest cell. Place-value 
 one-digit column additions, which the policy learns.
 
     OMP_NUM_THREADS=1 python scripts/make_graded_checkpoint.py
+
+``tiny-graded-recheck`` (lab 92's second set-up, ``labkit.experiments.kimi_recheck``) is the same
+script continued from ``tiny-graded`` with re-checks the dominant mode of a thought:
+
+    OMP_NUM_THREADS=1 python scripts/make_graded_checkpoint.py --base tiny-graded --steps 400 \
+        --recheck 0.85 --out labkit/checkpoints/tiny-graded-recheck
+
+Why: accuracy RL from ``tiny-graded`` (a third of its thoughts re-checked) removed the re-checks
+(``kimi_length``'s acc arm), so a length reward had nothing redundant to cut. The recipe was fixed
+before any RL run, from what the card had to show: re-checks in most thoughts on most cells (at a
+target of 1/3, ``tiny-graded``'s card measured fewer than the target, fewest on the two-digit
+cells, where only a re-check of a correct step counts, hence 0.85 rather than ~0.7), and pass and
+think rates per cell near ``tiny-graded``'s (the same think share, a short continued SFT as
+``make_fused_checkpoint.py``'s 400 steps). The card's ``accuracy_rechecked`` and
+``accuracy_plain`` show whether a re-check is harmless to the policy that writes it.
 """
 
 import argparse
@@ -28,6 +43,7 @@ import pathlib
 import random
 import sys
 import time
+from collections import defaultdict
 
 import torch
 
@@ -37,8 +53,18 @@ from labkit.algos.sft import SFTTrainer
 from labkit.core.logprobs import masked_sum
 from labkit.models.policy import BUILTIN, load_policy
 from labkit.models.rollout import completion_logprobs, rollout, tokenize_pairs
+from labkit.tasks.arithmetic import parse_int
 from labkit.tasks.base import max_completion_tokens
-from labkit.tasks.graded import CELLS, MAX_RECHECKS, Graded, bucket, bucket_report, graded_target
+from labkit.tasks.graded import (
+    CELLS,
+    MAX_RECHECKS,
+    Graded,
+    bucket,
+    bucket_report,
+    graded_steps,
+    graded_target,
+)
+from labkit.tasks.scratchpad import parse
 
 
 class SortedChunksSFT(SFTTrainer):
@@ -69,6 +95,7 @@ class SortedChunksSFT(SFTTrainer):
 
 
 MODES = {"free": "", "forced_think": "<think>", "forced_direct": "<answer>"}
+RECHECK_KEYS = ("rechecks_per_thought", "accuracy_rechecked", "accuracy_plain")
 
 
 def cold_start_pairs(task: Graded, think: float, recheck: float, seed: int):
@@ -101,18 +128,51 @@ def sample_texts(model, tok, prompts, max_len, seed, chunk=512) -> list[str]:
     return out
 
 
+def recheck_report(examples: list, completions: list[str]) -> dict[str, dict]:
+    """Per cell, over the well-formed thoughts: ``rechecks_per_thought`` (mean re-checks) and
+    the accuracy of thoughts with a re-check (``accuracy_rechecked``) and without one
+    (``accuracy_plain``); None where a cell has no such thought. Whether re-checks are harmless.
+
+    >>> ex = [Graded.example([3, 5], 1)] * 3
+    >>> r = recheck_report(ex, ["<think>3+5=8 3+5=8</think><answer>8</answer>",
+    ...                         "<think>3+5=8</think><answer>9</answer>", "<answer>8</answer>"])
+    >>> r["2x1"]["rechecks_per_thought"], r["2x1"]["accuracy_rechecked"], r["2x1"]["accuracy_plain"]
+    (0.5, 1.0, 0.0)
+    """
+    rows = defaultdict(list)
+    for e, c in zip(examples, completions, strict=True):
+        p = parse(c)
+        if p.well_formed and p.think is not None:
+            ops, d = Graded.operands(e.prompt), e.columns["digits"]
+            n = sum(s.redundant for s in graded_steps(c, ops, d))
+            rows[e.columns["bucket"]].append((n, parse_int(p.answer) == int(e.answer)))
+    mean = lambda xs: sum(xs) / len(xs) if xs else None
+    return {
+        b: {
+            "rechecks_per_thought": mean([n for n, _ in r]),
+            "accuracy_rechecked": mean([ok for n, ok in r if n]),
+            "accuracy_plain": mean([ok for n, ok in r if not n]),
+        }
+        for b, r in rows.items()
+    }
+
+
 def probe(model, tok, task, per_cell: int, G: int, seed: int) -> dict:
-    """Per cell: each mode's sampled accuracy, and the free mode's whole bucket report."""
+    """Per cell: each mode's sampled accuracy, the free mode's whole bucket report and its
+    :func:`recheck_report`."""
     ex = [e for e in probe_examples(task, per_cell) for _ in range(G)]
     max_len = max_completion_tokens(task)
-    reports = {}
+    reports, free_texts = {}, []
     for mode, prefix in MODES.items():
         texts = sample_texts(model, tok, [e.prompt + prefix for e in ex], max_len, seed)
         reports[mode] = bucket_report(ex, [prefix + t for t in texts])
+        free_texts = free_texts or texts  # "free" comes first
+    rechecks = recheck_report(ex, free_texts)
     cells = {}
     for b, free in reports["free"].items():
         acc = {f"accuracy_{m}": reports[m][b]["pass_rate"] for m in MODES}
         cells[b] = {**acc, **{k: v for k, v in free.items() if k != "pass_rate"}}
+        cells[b] |= rechecks.get(b, dict.fromkeys(RECHECK_KEYS))
     return cells
 
 

@@ -207,3 +207,52 @@ def test_the_cold_starts_sorted_chunks_give_the_whole_batchs_loss_and_gradient()
         losses.append(trainer.train_step().metrics["loss"])
     assert losses[0] == pytest.approx(losses[1], rel=1e-5)
     assert torch.allclose(grads[0], grads[1], rtol=1e-4, atol=1e-7)
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("make_graded", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def _pooled(cells: dict, rate: str) -> float:
+    """``rate`` over the cells' completions (think_rate) or thoughts (recheck_rate)."""
+    w = {b: c["n"] * (c["think_rate"] if rate == "recheck_rate" else 1) for b, c in cells.items()}
+    have = [b for b in cells if cells[b][rate] is not None]
+    return sum(cells[b][rate] * w[b] for b in have) / sum(w[b] for b in have)
+
+
+def test_the_recheck_cold_start_loads_and_its_card_matches_its_own_probe():
+    """``tiny-graded-recheck`` (lab 92's second set-up; the script's docstring): tiny-graded
+    continued with 0.85 of its thoughts re-checked. Its card shows re-checks in most thoughts on
+    the one-digit cells and pass rates within 0.15 of tiny-graded's on every cell; a small fixed
+    probe of the checkpoint (the first 8 held-out prompts of each cell x 4 samples, the card's
+    seed) agrees with the card's pooled think and re-check rates within sampling error."""
+    card = json.loads((BUILTIN["tiny-graded-recheck"] / "labkit_card.json").read_text())
+    cells, graded = card["cells"], json.loads(CARD.read_text())["cells"]
+    assert card["base"] == "tiny-graded" and card["targets"]["recheck"] == 0.85
+    assert list(cells) == [bucket(k, d) for k, d in CELLS]
+    assert all(cells[bucket(k, 1)]["recheck_rate"] > 0.5 for k in (2, 3, 4, 5))
+    assert all(abs(cells[b]["accuracy_free"] - graded[b]["accuracy_free"]) < 0.15 for b in cells)
+    model, tok = load_policy("tiny-graded-recheck")
+    probe = _script().probe(model, tok, Graded(), per_cell=8, G=4, seed=card["seed"] + 1)
+    assert list(probe) == list(cells)
+    assert abs(_pooled(probe, "think_rate") - _pooled(cells, "think_rate")) < 0.1
+    assert abs(_pooled(probe, "recheck_rate") - _pooled(cells, "recheck_rate")) < 0.15
+
+
+def test_the_cards_recheck_report_on_hand_made_thoughts():
+    """Re-checks per thought, and accuracy with and without one; direct answers take no part."""
+    ex = [Graded.example([12, 34], 2)] * 3 + [Graded.example([3, 5], 1)]
+    c = [
+        "<think>12+30=42 12+30=42 42+4=46</think><answer>46</answer>",
+        "<think>12+30=42 42+4=46 42+4=46</think><answer>47</answer>",
+        "<think>12+30=42 42+4=46</think><answer>46</answer>",
+        "<answer>8</answer>",
+    ]
+    r = _script().recheck_report(ex, c)
+    assert list(r) == ["2x2"]
+    assert r["2x2"] == pytest.approx(
+        {"rechecks_per_thought": 2 / 3, "accuracy_rechecked": 0.5, "accuracy_plain": 1.0}
+    )

@@ -38,6 +38,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   language          R1's language-consistency reward against mixed notations (lab 91)
   kimi_length       Kimi k1.5's length reward, a plain one and long2short DPO on graded (lab 92)
   long2short        Kimi's long2short pairs on graded, thought against thought (lab 92)
+  kimi_recheck      kimi_length from a cold start whose re-checks survive accuracy RL (lab 92)
   r1_pipeline       R1's stages: cold start, RL, rejection sampling, SFT, RL; distillation (lab 93)
   rft               DeepSeekMath's offline RFT, online RFT and GRPO on equal samples, graded (lab 94)
   prm               outcome vs process supervision in GRPO; learned ORM/PRM rewards (lab 95)

@@ -161,15 +161,16 @@ Long2short comes last: the harness sends a seed's arms in this order, so with tw
 acc run of its seed has finished when it starts."""
 
 
-def grpo_arm(arm: str, *, seed: int, steps: int, run_name: str, tick):
-    """The GRPO run of ``arm`` (resumed from its checkpoints when it has some)."""
+def grpo_arm(arm: str, *, seed: int, steps: int, run_name: str, tick, policy: str = MODEL):
+    """The GRPO run of ``arm`` from the cold start ``policy`` (resumed from its checkpoints when
+    it has some)."""
     length = ARMS[arm]["length"]
     funcs, weights = ["answer_match"], [1.0]
     if length is not None:
         fn = kimi_length if length == "kimi_length" else plain_length
         funcs, weights = [*funcs, WarmedUp(fn, round(steps * WARMUP))], [1.0, W]
     return grpo_run(
-        MODEL,
+        policy,
         {},
         seed=seed,
         steps=steps,
@@ -189,10 +190,23 @@ def with_pool(stats: dict) -> dict:
     return stats | {f"{s} (pool)": pool_mean(stats, s) for s in STATS}
 
 
-def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_name: str, tick):
-    """One arm on one seed; held-out stats per cell before (the cold start) and after."""
+def train(
+    arm: str,
+    settings: dict,
+    *,
+    seed: int,
+    steps: int,
+    fast: bool,
+    run_name: str,
+    tick,
+    policy: str = MODEL,
+    pair_prompts: dict | None = None,
+):
+    """One arm on one seed from the cold start ``policy``; held-out stats per cell before (the
+    cold start) and after. Another experiment passes its own ``policy`` and long2short's
+    ``pair_prompts`` (``kimi_recheck``; default ``long2short.PAIR_PROMPTS``)."""
     per_cell = HELDOUT["fast" if fast else "full"]
-    cold = with_pool(cold_start_cells(MODEL, per_cell, PROBE_SEED, extra=True))
+    cold = with_pool(cold_start_cells(policy, per_cell, PROBE_SEED, extra=True))
     extra: dict = {}
     if settings["kind"] == "dpo":
         trainer, model, tok, extra = dpo_arm(
@@ -201,13 +215,19 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
             fast=fast,
             run_name=run_name,
             tick=tick,
-            model_name=MODEL,
+            model_name=policy,
+            pair_prompts=pair_prompts,
             train_acc=lambda acc_run: grpo_arm(
-                ACC, seed=seed, steps=steps, run_name=acc_run, tick=lambda d, t: None
+                ACC,
+                seed=seed,
+                steps=steps,
+                run_name=acc_run,
+                tick=lambda d, t: None,
+                policy=policy,
             ),
         )
     else:
-        trainer = grpo_arm(arm, seed=seed, steps=steps, run_name=run_name, tick=tick)
+        trainer = grpo_arm(arm, seed=seed, steps=steps, run_name=run_name, tick=tick, policy=policy)
         model, tok = trainer.model, trainer.tokenizer
     after = with_pool(heldout_cells(model, tok, per_cell=per_cell, seed=seed, extra=True))
     curves = pd.DataFrame({"step": []}) if trainer is None else trainer.log.metrics

@@ -151,12 +151,15 @@ def dpo_arm(
     tick,
     model_name: str,
     train_acc: Callable,
+    pair_prompts: dict | None = None,
 ):
     """long2short: DPO from the acc policy of ``seed`` on its own thought-vs-thought pairs;
     (trainer or None without pairs, the policy, its tokenizer, the pairs' stats).
-    ``model_name`` and ``train_acc``: :func:`acc_policy`'s."""
+    ``model_name`` and ``train_acc``: :func:`acc_policy`'s; ``pair_prompts``: the prompts
+    sampled for pairs, by mode (default ``PAIR_PROMPTS``)."""
     model, tok = acc_policy(run_name, model_name=model_name, steps=steps, train_acc=train_acc)
-    pairs = sample_pairs(model, tok, PAIR_PROMPTS["fast" if fast else "full"], seed)
+    n_prompts = (pair_prompts or PAIR_PROMPTS)["fast" if fast else "full"]
+    pairs = sample_pairs(model, tok, n_prompts, seed)
     if not pairs:  # nothing to prefer: the policy stays as it is
         tick(steps, steps)
         return None, model, tok, pair_stats(pairs)

@@ -32,6 +32,7 @@ BUILTIN = {
     "tiny-think": CHECKPOINTS / "tiny-think",  # scripts/make_scratchpad_checkpoint.py
     "tiny-direct": CHECKPOINTS / "tiny-direct",
     "tiny-graded": CHECKPOINTS / "tiny-graded",  # scripts/make_graded_checkpoint.py
+    "tiny-graded-recheck": CHECKPOINTS / "tiny-graded-recheck",  # the same, --base tiny-graded
     "tiny-fused": CHECKPOINTS / "tiny-fused",  # scripts/make_fused_checkpoint.py
     "tiny-tools": CHECKPOINTS / "tiny-tools",
 }  # scripts/make_tools_checkpoint.py
