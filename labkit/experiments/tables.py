@@ -42,12 +42,13 @@ def interval_text(mean: float, low: float, high: float) -> str:
 
 
 def claims_rows(result: Result, lab: str) -> list[str]:
-    """One README row per claim of ``result``."""
+    """One README row per claim of ``result``; the lab column names the stored result too (a lab
+    may test one claim on two set-ups, e.g. lab 92's ``kimi_length`` and ``kimi_recheck``)."""
     rows = []
     for v in result.verdicts():
         c = v.claim
         rows.append(
-            f"| {cell(c.text)} | {cell(c.source)} | {lab.split('_')[0]} | {v.n} | "
+            f"| {cell(c.text)} | {cell(c.source)} | {lab.split('_')[0]} `{result.name}` | {v.n} | "
             f"{interval_text(v.mean, v.low, v.high)} | {cell(c.rule)} | **{v.verdict}** |"
         )
     return rows
@@ -57,7 +58,7 @@ def claims_table(results: dict[str, tuple[Result, str]]) -> str:
     """The README's table: ``results`` maps a name to (stored result, its lab)."""
     head = [
         (
-            "| claim | source | lab | seeds | effect [95 % CI] | rule (stated before the run) "
+            "| claim | source | lab, result | seeds | effect [95 % CI] | rule (stated before the run) "
             "| verdict |"
         ),
         "|---|---|---|---|---|---|---|",
