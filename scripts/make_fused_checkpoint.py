@@ -15,20 +15,35 @@ Departure: continued SFT from tiny-graded, which already thinks or answers direc
 continues from its reasoning model; its direct answers had no empty block, this SFT adds it.
 
 The easy cells (``--easy-cells``, default ``2x1,3x1``) can weigh more: each of their examples
-drawn ``--easy-weight`` times (each draw its own switch and mode, so every switch's share and the
-no-switch think share stay as above within the cell), and ``--easy-no-think`` more /no_think
-pairs each. Why: the first build (400 steps, no weighting) answered right under /no_think only
-about half the time on every one-digit cell (2x1 0.50, 3x1 0.48, 5x1 0.41; its /think 0.88 on
-2x1), and 0.66 even on 2x1's train prompts, so a direct answer was nowhere reliable and an RL
-bonus for right direct answers (AdaptThink, lab 98) never won a group. Target, stated before
-the rebuild: /no_think pass >= 0.9 on 2x1 and clearly above 0.48 on 3x1; the two-digit cells'
-/no_think pass still poor and below /think's; both switches still obeyed (a thought under
-/no_think, none under /think: under 0.05 of the answers), the no-switch think share still about
-half in every cell.
+drawn ``--easy-weight`` times (each draw its own switch and mode), plus ``--easy-no-think`` more
+/no_think pairs and ``--easy-free`` more pairs without a switch (a thought with probability
+``--think``, so the no-switch think share stays the same in every cell). Why: the first build
+(400 steps, no weighting) answered right under /no_think only about half the time on every
+one-digit cell (2x1 0.50, 3x1 0.48, 5x1 0.41; its /think 0.88 on 2x1), and 0.66 even on 2x1's
+train prompts, so a direct answer was nowhere reliable and an RL bonus for right direct answers
+(AdaptThink, lab 98) never won a group. Target, stated before the rebuild: /no_think pass >= 0.9
+on 2x1 and clearly above 0.48 on 3x1; the two-digit cells' /no_think pass still poor and below
+/think's; both switches still obeyed (under 0.05 of the answers disobey), the no-switch think
+share still about half in every cell.
+
+What was tried (400 steps each, judged on the card alone; seed 0): ``--easy-no-think 2`` met the
+/no_think target on 2x1 (0.91; 3x1 0.59) but the direct answers WITHOUT a switch, the ones RL
+without a switch samples (the card's ``pass | direct``), fell to 0.25 on 2x1 and 0.28 on 3x1
+(forced to answer after ``<think></think>``: 0.29 without the switch, 0.93 with it): what the
+model learned answers under the switch's text, not without it. ``--easy-weight 3``: /no_think
+0.77 on 2x1, 0.52 on 3x1; no switch, direct 0.40 and 0.37. So the no-switch direct answers need
+their own targets: ``--easy-free 4`` (the default) adds four no-switch draws per easy example,
+half of them direct, without changing any cell's no-switch think share. Its card
+(the shipped one) answers right without a switch on 2x1 directly nearly as often as with a
+thought, on 3x1 well below; under /no_think the 2x1 target was not met (0.9 was reached only
+with the extra /no_think pairs, which cost the no-switch answers): the target that matters for
+RL without a switch is the no-switch direct answer, stated here after the fact.
 
 The card (``labkit_card.json``) records the command, the steps and wall time, the file size and,
 per switch and cell, sampled accuracy (T = 1), the think rate (a non-empty thought), the
-well-formed rate; ``--G`` samples of each of the first ``--per-cell`` held-out prompts of a cell.
+well-formed rate, and without a switch the pass rates of the direct answers and of the thoughts
+apart (``pass | direct``, ``pass | think``); ``--G`` samples of each of the first ``--per-cell``
+held-out prompts of a cell.
 
     OMP_NUM_THREADS=1 python scripts/make_fused_checkpoint.py
 """
@@ -60,10 +75,12 @@ def fused_pairs(
     easy_cells=(),
     easy_weight: int = 1,
     easy_no_think: int = 0,
+    easy_free: int = 0,
 ):
     """(prompt with switch, target) for every train example, drawn as the module docstring
     says; an example of ``easy_cells`` is drawn ``easy_weight`` times (each draw its own
-    switch and mode) and adds ``easy_no_think`` /no_think pairs."""
+    switch and mode), adds ``easy_no_think`` /no_think pairs and ``easy_free`` pairs without a
+    switch (each a thought with probability ``think``)."""
     rng = random.Random(seed)
     pairs = []
     for e in task.train:
@@ -73,6 +90,8 @@ def fused_pairs(
             pairs.append(fused_pair(e.prompt, ops, d, think, recheck, rng))
         for _ in range(easy_no_think if easy else 0):
             pairs.append(fused_pair(e.prompt, ops, d, think, recheck, rng, "no_think"))
+        for _ in range(easy_free if easy else 0):
+            pairs.append(fused_pair(e.prompt, ops, d, think, recheck, rng, "none"))
     return pairs
 
 
@@ -125,6 +144,7 @@ def main():
     ap.add_argument("--easy-cells", default="2x1,3x1", help="cells whose direct answers to weight")
     ap.add_argument("--easy-weight", type=int, default=1, help="draws per easy-cell example")
     ap.add_argument("--easy-no-think", type=int, default=0, help="extra /no_think per easy example")
+    ap.add_argument("--easy-free", type=int, default=4, help="extra no-switch per easy example")
     ap.add_argument("--per-cell", type=int, default=32, help="held-out probe prompts per cell")
     ap.add_argument("--G", type=int, default=8, help="samples of each probe prompt per switch")
     ap.add_argument("--out", default=str(BUILTIN["tiny-graded"].parent / "tiny-fused"))
@@ -136,7 +156,14 @@ def main():
     model, tok = load_policy(args.base)
     easy = tuple(c for c in args.easy_cells.split(",") if c)
     pairs = fused_pairs(
-        task, args.think, args.recheck, args.seed, easy, args.easy_weight, args.easy_no_think
+        task,
+        args.think,
+        args.recheck,
+        args.seed,
+        easy,
+        args.easy_weight,
+        args.easy_no_think,
+        args.easy_free,
     )
     t0 = time.perf_counter()
     trainer = SortedChunksSFT(
@@ -180,6 +207,7 @@ def main():
             "easy cells": list(easy),
             "easy weight": args.easy_weight,
             "easy extra /no_think": args.easy_no_think,
+            "easy extra no switch": args.easy_free,
             "pairs": len(pairs),
         },
         "sft_seconds": round(sft_seconds, 1),

@@ -95,7 +95,8 @@ def load_script():
 def test_the_fused_script_weights_the_easy_cells_as_asked():
     """``easy_weight`` draws an easy cell's example that many times, each with its own switch
     and mode (the no-switch think share stays ~0.5 there); ``easy_no_think`` adds /no_think
-    pairs there only; the default draws what the old script drew."""
+    pairs there only, ``easy_free`` no-switch pairs (still ~half thoughts); the function's
+    defaults draw what the first build drew."""
     script, task = load_script(), Graded(n_train=3000)
     cell = {p: e.columns["bucket"] for e in task.train for p in [e.prompt]}
     base = script.fused_pairs(task, think=0.5, recheck=0.0, seed=0)
@@ -111,6 +112,13 @@ def test_the_fused_script_weights_the_easy_cells_as_asked():
         (cell[strip_switch(p)], switch_of(p)) for p, _ in base
     )
     assert set(added) == {("2x1", "no_think")} and added[("2x1", "no_think")] == 2 * n0["2x1"]
+    free = script.fused_pairs(task, 0.5, 0.0, 0, easy_cells=("2x1",), easy_free=4)
+    n = Counter(cell[strip_switch(p)] for p, _ in free)
+    assert n["2x1"] == 5 * n0["2x1"] and n["3x1"] == n0["3x1"]  # the draws after differ
+    n_free = Counter(switch_of(p) for p, _ in free if cell[strip_switch(p)] == "2x1")
+    assert n_free["none"] > 4 * n0["2x1"] > 10 * n_free["no_think"]
+    free_2x1 = [t for p, t in free if switch_of(p) == "none" and cell[p] == "2x1"]
+    assert 0.45 < sum(think_format(free_2x1)) / len(free_2x1) < 0.55
 
 
 def test_the_card_splits_the_free_pass_rate_by_mode_and_drops_out():
