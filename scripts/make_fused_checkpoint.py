@@ -37,7 +37,11 @@ half of them direct, without changing any cell's no-switch think share. Its card
 (the shipped one) answers right without a switch on 2x1 directly nearly as often as with a
 thought, on 3x1 well below; under /no_think the 2x1 target was not met (0.9 was reached only
 with the extra /no_think pairs, which cost the no-switch answers): the target that matters for
-RL without a switch is the no-switch direct answer, stated here after the fact.
+RL without a switch is the no-switch direct answer, stated here after the fact. Tried last,
+``--easy-free 4 --easy-no-think 2 --steps 600`` (712 s): /no_think 0.83 on 2x1 and 0.75 on 3x1,
+no switch direct 0.93 and 0.60, but /think disobeyed on 0.05 of the answers (0.14 on 2x2), the
+no-switch think share fell to 0.19-0.39 per cell and thoughts fell below direct answers on 3x1
+to 5x1: the switches' precondition at its margin and thinking paying on 2x2 alone, so not kept.
 
 The card (``labkit_card.json``) records the command, the steps and wall time, the file size and,
 per switch and cell, sampled accuracy (T = 1), the think rate (a non-empty thought), the
