@@ -44,16 +44,16 @@ The effect needs prompts whose direct answers are about as reliable as a thought
 ``tiny-fused`` had none: its direct answers were right about half the time on every one-digit
 cell, so both arms learned to think everywhere and the first stored run found every AdaptThink
 claim inconclusive (a limit of the toy). The rebuilt cold start was judged on its card alone,
-before any RL ran: without a switch its direct answers on ``2x1`` and ``3x1`` (the card's
-``pass | direct``) come near its thoughts there, so groups of four on those prompts often come out
-all right with both modes in them, where the bonus pushes; on the two-digit cells a direct
-answer is almost never right and a thought is (``2x2``), so groups holding a direct answer are
-mixed and accuracy pushes to thinking. The rules below are the first run's: none was written
-around the old toy's limit, so none changed. What would falsify it: the think rate falls as much
-on the hard cells as on the easy ones (no larger gap than acc only), the easy cells' think rate
-does not fall below acc only's, or the hard cells lose accuracy. ``easy`` pools all four
-one-digit cells; direct answers were made reliable on the two smallest only, so a bonus that
-works there moves the pooled rate by about half as much. The thinking budget can show because a
+before any RL ran: without a switch its direct answers on ``2x1`` (the card's ``pass | direct``)
+come near its thoughts there (on ``3x1`` they rose but stay well below), so groups of four on
+``2x1`` often come out all right with both modes in them, where the bonus pushes; on the
+two-digit cells a direct answer is almost never right and a thought is (``2x2``), so groups
+holding a direct answer are mixed and accuracy pushes to thinking. The rules below are the
+first run's: none was written around the old toy's limit, so none changed. What would falsify
+it: the think rate falls as much on the hard cells as on the easy ones (no larger gap than acc
+only), the easy cells' think rate does not fall below acc only's, or the hard cells lose
+accuracy. ``easy`` pools all four one-digit cells; direct answers are reliable on ``2x1`` only
+(better on ``3x1``), so a bonus that works there moves the pooled rate by a fraction as much. The thinking budget can show because a
 cut thought ends in a running sum that is nearer the answer the more steps it holds; the policy
 was never trained to answer from a cut thought (Qwen3's claim is that this emerges); it fails if
 the answer ignores the partial thought (no gain from B = 0 to 1). Obedience after RL: Qwen3's
