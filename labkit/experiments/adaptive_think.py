@@ -53,9 +53,9 @@ first run's: none was written around the old toy's limit, so none changed. What 
 it: the think rate falls as much on the hard cells as on the easy ones (no larger gap than acc
 only), the easy cells' think rate does not fall below acc only's, or the hard cells lose
 accuracy. ``easy`` pools all four one-digit cells; direct answers are reliable on ``2x1`` only
-(better on ``3x1``), so a bonus that works there moves the pooled rate by a fraction as much. The thinking budget can show because a
-cut thought ends in a running sum that is nearer the answer the more steps it holds; the policy
-was never trained to answer from a cut thought (Qwen3's claim is that this emerges); it fails if
+(better on ``3x1``), so a bonus that works there moves the pooled rate by a fraction as much.
+The thinking budget can show because a cut thought ends in a running sum that is nearer the
+answer the more steps it holds; the policy was never trained to answer from a cut thought (Qwen3's claim is that this emerges); it fails if
 the answer ignores the partial thought (no gain from B = 0 to 1). Obedience after RL: Qwen3's
 later RL stages keep training the switches; here RL never shows one, a harder test.
 
