@@ -55,9 +55,10 @@ only), the easy cells' think rate does not fall below acc only's, or the hard ce
 accuracy. ``easy`` pools all four one-digit cells; direct answers are reliable on ``2x1`` only
 (better on ``3x1``), so a bonus that works there moves the pooled rate by a fraction as much.
 The thinking budget can show because a cut thought ends in a running sum that is nearer the
-answer the more steps it holds; the policy was never trained to answer from a cut thought (Qwen3's claim is that this emerges); it fails if
-the answer ignores the partial thought (no gain from B = 0 to 1). Obedience after RL: Qwen3's
-later RL stages keep training the switches; here RL never shows one, a harder test.
+answer the more steps it holds; the policy was never trained to answer from a cut thought
+(Qwen3's claim is that this emerges); it fails if the answer ignores the partial thought (no
+gain from B = 0 to 1). Obedience after RL: Qwen3's later RL stages keep training the switches;
+here RL never shows one, a harder test.
 
 Budget (``python scripts/run_experiment.py adaptive_think --workers 2``): 5 seeds x (cold start
 + 2 GRPO arms x 60 steps). Pilot, for timing only (seed 100, the adaptive arm for 3 steps and the
