@@ -83,3 +83,54 @@ def test_the_fused_script_draws_the_stated_mixture():
     assert 0.45 < sum(think_format(by["none"])) / len(by["none"]) < 0.55
     for p, t in random.Random(0).sample(pairs, 200):
         assert task.verify(t, str(sum(task.operands(strip_switch(p)))))
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("make_fused", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_the_fused_script_weights_the_easy_cells_as_asked():
+    """``easy_weight`` draws an easy cell's example that many times, each with its own switch
+    and mode (the no-switch think share stays ~0.5 there); ``easy_no_think`` adds /no_think
+    pairs there only, ``easy_free`` no-switch pairs (still ~half thoughts); the function's
+    defaults draw what the first build drew."""
+    script, task = load_script(), Graded(n_train=3000)
+    cell = {p: e.columns["bucket"] for e in task.train for p in [e.prompt]}
+    base = script.fused_pairs(task, think=0.5, recheck=0.0, seed=0)
+    assert script.fused_pairs(task, 0.5, 0.0, 0, ("2x1",), 1, 0) == base
+    heavy = script.fused_pairs(task, 0.5, 0.0, 0, easy_cells=("2x1", "3x1"), easy_weight=3)
+    n = Counter(cell[strip_switch(p)] for p, _ in heavy)
+    n0 = Counter(cell[strip_switch(p)] for p, _ in base)
+    assert n["2x1"] == 3 * n0["2x1"] and n["3x1"] == 3 * n0["3x1"] and n["2x2"] == n0["2x2"]
+    free = [t for p, t in heavy if switch_of(p) == "none" and cell[p] == "2x1"]
+    assert 0.45 < sum(think_format(free)) / len(free) < 0.55
+    extra = script.fused_pairs(task, 0.5, 0.0, 0, easy_cells=("2x1",), easy_no_think=2)
+    added = Counter((cell[strip_switch(p)], switch_of(p)) for p, _ in extra) - Counter(
+        (cell[strip_switch(p)], switch_of(p)) for p, _ in base
+    )
+    assert set(added) == {("2x1", "no_think")} and added[("2x1", "no_think")] == 2 * n0["2x1"]
+    free = script.fused_pairs(task, 0.5, 0.0, 0, easy_cells=("2x1",), easy_free=4)
+    n = Counter(cell[strip_switch(p)] for p, _ in free)
+    assert n["2x1"] == 5 * n0["2x1"] and n["3x1"] == n0["3x1"]  # the draws after differ
+    n_free = Counter(switch_of(p) for p, _ in free if cell[strip_switch(p)] == "2x1")
+    assert n_free["none"] > 4 * n0["2x1"] > 10 * n_free["no_think"]
+    free_2x1 = [t for p, t in free if switch_of(p) == "none" and cell[p] == "2x1"]
+    assert 0.45 < sum(think_format(free_2x1)) / len(free_2x1) < 0.55
+
+
+def test_the_card_splits_the_free_pass_rate_by_mode_and_drops_out():
+    script = load_script()
+    idx = {"2x1": [0, 1, 2], "2x2": [3]}
+    values = {"pass": [1.0, 0.0, 1.0, 0.0], "think": [0.0, 0.0, 1.0, 1.0]}
+    s = script.by_mode(idx, values)
+    assert s["pass | direct (2x1)"] == 0.5 and s["pass | think (2x1)"] == 1.0
+    assert "pass | direct (2x2)" not in s and s["pass | think (hard)"] == 0.0
+    assert script.without_out(["--steps", "5", "--out", "/x", "--out=/y", "--G", "2"]) == [
+        "--steps",
+        "5",
+        "--G",
+        "2",
+    ]

@@ -15,7 +15,10 @@ prompts and keep it on hard ones, with shorter answers and accuracy kept.
 The toy. ``tiny-fused`` (``scripts/make_fused_checkpoint.py``; its card): continued SFT of
 ``tiny-graded`` with a third of the prompts ending in `` /think`` (target: graded's running-sum
 thought), a third in `` /no_think`` (target: ``<think></think><answer>..``) and a third without a
-switch (a thought half the time, in every cell alike). Three arms on the same seeds:
+switch (a thought half the time, in every cell alike), the two easiest cells (``2x1``, ``3x1``)
+given four more no-switch targets per prompt (still half thoughts), so that their direct
+answers without a switch are learned (the script's docstring: what was tried). Three arms on
+the same seeds:
   cold start  no training: held-out probes of tiny-fused under each switch, and the budget probe
               (hard cells under /think; thoughts cut at B = 0..3 steps, ``fused.budget_cells``);
               its seeds are sampling seeds only
@@ -32,27 +35,41 @@ normalised and its delta is paid to every no-thinking answer; GRPO divides by th
 which would turn a correctness-blind delta into a full-size push to stop thinking in every group
 that is all wrong (the prompts too hard to solve: the opposite of adaptive; lab 34 saw a small
 fixed length penalty act as a large one under GRPO). So the bonus is paid to right answers only:
-a group all right with both modes in it pushes to the empty thought; a group all wrong is not
-pushed; in a mixed group accuracy leads. Easy prompts are the ones whose groups come out all
-right, so the push lands there, while on ``2x2`` a thought buys most of the accuracy
-(tiny-fused's card, measured before this experiment was written: there /think's pass rate is
-several times /no_think's, while on ``4x1`` and ``5x1`` /no_think's is as high). AdaptThink's
-importance sampling (half the samples forced to open with ``</think>``) is not needed: the fused
-start already answers either way on every prompt without a switch. What would falsify it: the think
-rate falls as much on the hard cells as on the easy ones (no larger gap than acc only), or the
-hard cells lose accuracy. The thinking budget can show because a cut thought ends in a running
-sum that is nearer the answer the more steps it holds; the policy was never trained to answer
-from a cut thought (Qwen3's claim is that this emerges); it fails if the answer ignores the
-partial thought (no gain from B = 0 to 1). Obedience after RL: Qwen3's later RL stages keep
-training the switches; here RL never shows one, a harder test.
+a group all right with both modes in it pushes to the empty thought (the same normalisation makes
+the small delta a full-size push there); a group all wrong is not pushed; in a mixed group
+accuracy leads. AdaptThink's importance sampling (half the samples forced to open with
+``</think>``) is not needed: the fused start answers either way on every prompt without a switch.
+
+The effect needs prompts whose direct answers are about as reliable as a thought, and the first
+``tiny-fused`` had none: its direct answers were right about half the time on every one-digit
+cell, so both arms learned to think everywhere and the first stored run found every AdaptThink
+claim inconclusive (a limit of the toy). The rebuilt cold start was judged on its card alone,
+before any RL ran: without a switch its direct answers on ``2x1`` (the card's ``pass | direct``)
+come near its thoughts there (on ``3x1`` they rose but stay well below), so groups of four on
+``2x1`` often come out all right with both modes in them, where the bonus pushes; on the
+two-digit cells a direct answer is almost never right and a thought is (``2x2``), so groups
+holding a direct answer are mixed and accuracy pushes to thinking. The rules below are the
+first run's: none was written around the old toy's limit, so none changed. What would falsify
+it: the think rate falls as much on the hard cells as on the easy ones (no larger gap than acc
+only), the easy cells' think rate does not fall below acc only's, or the hard cells lose
+accuracy. ``easy`` pools all four one-digit cells; direct answers are reliable on ``2x1`` only
+(better on ``3x1``), so a bonus that works there moves the pooled rate by a fraction as much.
+The thinking budget can show because a cut thought ends in a running sum that is nearer the
+answer the more steps it holds; the policy was never trained to answer from a cut thought
+(Qwen3's claim is that this emerges); it fails if the answer ignores the partial thought (no
+gain from B = 0 to 1). Obedience after RL: Qwen3's later RL stages keep training the switches;
+here RL never shows one, a harder test.
 
 Budget (``python scripts/run_experiment.py adaptive_think --workers 2``): 5 seeds x (cold start
 + 2 GRPO arms x 60 steps). Pilot, for timing only (seed 100, the adaptive arm for 3 steps and the
-cold start's probes, full sizes, one thread, load average ~4 on the 2 cores from other jobs, the
-pilot's process at ~92 % of a core, so near the uncontended speed): ``PILOT``. A GRPO run
-60 x 2.0 + 23 (held-out under three switches) + 8 (its "before", once a process and seed) ~ 151 s,
-10 of them ~1,510 s; a cold-start run 25 (three switches) + 20 (budget) ~ 45 s, 5 of them ~225 s.
-About 1,750 s of one-thread work: ~15 min on two workers, more with this machine's noise.
+cold start's probes, full sizes, one thread; run on the first tiny-fused while the rebuild was
+training, whose no-switch think share and answer lengths are the same by construction): the
+machine was loaded (load average ~8 on 2 cores, wall ~6x the process's CPU time), so ``PILOT``
+gives CPU seconds, the uncontended one-thread figure. A GRPO run 60 x 2.0 + 21 (held-out under
+three switches) + 7.5 (its "before", once a process and seed) + ~5 set-up ~ 155 s, 10 of them
+~1,550 s; a cold-start run 21 (three switches) + 21 (budget) ~ 41 s, 5 of them ~205 s. About
+1,750 s of one-thread work: ~15 min on two workers (the first stored run took 892 s), more with
+this machine's noise.
 """
 
 from __future__ import annotations
@@ -94,12 +111,14 @@ COLD, ACC, ADAPTIVE = "cold start", "acc only", "adaptive"
 ARMS = {COLD: {"delta": None}, ACC: {"delta": 0.0}, ADAPTIVE: {"delta": DELTA}}
 """Arm -> the no-thinking bonus (None: no training, probes only)."""
 PILOT = {
-    "GRPO s/step (adaptive arm; the first with set-up)": (2.58, 2.26, 1.75),
-    "held-out probes under three switches s": (25.0, 22.9),
-    "budget probe s": 19.7,
-    "load average": (4.0, 5.3),
+    "GRPO CPU s/step (adaptive arm; the first with set-up)": (7.2, 2.0, 1.5),
+    "held-out probes under three switches, CPU s": (22.7, 19.8),
+    "no-switch probe (an RL run's before), CPU s": 7.5,
+    "budget probe, CPU s": 21.3,
+    "cold-start arm, CPU s (wall s)": (41.1, 248.8),
+    "load average": 8.6,
 }
-"""The timing pilot (seed 100, one thread: module docstring)."""
+"""The timing pilot (seed 100, one thread, CPU seconds of a loaded machine: module docstring)."""
 
 
 def correct_no_thought(completions: list[str], answer: list[str], **kwargs) -> list[float]:

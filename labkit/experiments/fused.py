@@ -62,10 +62,8 @@ def cells_of(examples) -> dict[str, list[int]]:
     return {b: idx for b, idx in out.items() if idx}
 
 
-def switch_cells(model, tokenizer, switch: str, per_cell: int, seed: int, samples: int = 1):
-    """Held-out stats per cell with ``switch`` appended to each prompt: ``pass``, ``think`` (a
-    non-empty thought, :func:`~labkit.rewards.reasoning.think_format`), ``well_formed`` and
-    ``length`` (characters); ``samples`` at T = 1 per prompt, the task's 97 tokens."""
+def switch_values(model, tokenizer, switch: str, per_cell: int, seed: int, samples: int = 1):
+    """(cell -> indices, stat -> one value per completion) of :func:`switch_cells`' probe."""
     examples = heldout_examples(per_cell, switch=switch)
     p = probe(model, tokenizer, Graded(), examples=examples, samples=samples, seed=seed)
     values = {
@@ -74,7 +72,14 @@ def switch_cells(model, tokenizer, switch: str, per_cell: int, seed: int, sample
         "well_formed": [float(parse(c).well_formed) for c in p.completions],
         "length": [float(len(c)) for c in p.completions],
     }
-    return group_stats(cells_of(p.examples), values)
+    return cells_of(p.examples), values
+
+
+def switch_cells(model, tokenizer, switch: str, per_cell: int, seed: int, samples: int = 1):
+    """Held-out stats per cell with ``switch`` appended to each prompt: ``pass``, ``think`` (a
+    non-empty thought, :func:`~labkit.rewards.reasoning.think_format`), ``well_formed`` and
+    ``length`` (characters); ``samples`` at T = 1 per prompt, the task's 97 tokens."""
+    return group_stats(*switch_values(model, tokenizer, switch, per_cell, seed, samples))
 
 
 def sample(model, tokenizer, prompts: list[str], max_len: int, gen, chunk: int = 512):
