@@ -40,6 +40,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   long2short        Kimi's long2short pairs on graded, thought against thought (lab 92)
   kimi_recheck      kimi_length from a cold start whose re-checks survive accuracy RL (lab 92)
   r1_pipeline       R1's stages: cold start, RL, rejection sampling, SFT, RL; distillation (lab 93)
+  distill_graded    R1's distillation vs RL where the student cannot answer directly (lab 93)
   rft               DeepSeekMath's offline RFT, online RFT and GRPO on equal samples, graded (lab 94)
   prm               outcome vs process supervision in GRPO; learned ORM/PRM rewards (lab 95)
   prm_graded        outcome vs process GRPO on graded: the gain by chain length (lab 95)

@@ -10,6 +10,10 @@ DeepSeek-R1 (arXiv 2501.12948, sec. 4.1) fine-tunes small dense models on R1's c
              quarter of its steps
   RL         GRPO with the teacher's rewards (``r1_pipeline.RL``) until it has spent the
              distillation's compute (:func:`distil_units`), probed at each quarter of it
+
+Every function that needs the task takes ``task=`` (a name or a
+:class:`~labkit.tasks.base.Task`; default ``"scratchpad"``, lab 93's first set-up);
+``labkit.experiments.distill_graded`` passes the graded task's two-digit cells.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from labkit.experiments.harness import resume_or_start
 from labkit.models.policy import char_tokenizer, tiny_config
 from labkit.runs.log import load_jsonl, runs_root, save_jsonl
 from labkit.tasks import get_task
+from labkit.tasks.graded import Graded, graded_target
 from labkit.tasks.scratchpad import target
 
 BATCH = 64
@@ -54,7 +59,18 @@ def student_policy(seed: int = 0):
     return LlamaForCausalLM(LlamaConfig(**d)), tok
 
 
-def sft(model: str, pairs, run_name: str, *, steps: int, seed: int, tick, lr: float, until=None):
+def sft(
+    model: str,
+    pairs,
+    run_name: str,
+    *,
+    steps: int,
+    seed: int,
+    tick,
+    lr: float,
+    until=None,
+    task="scratchpad",
+):
     """An SFT run on ``pairs`` (``BATCH`` a step, constant ``lr``, no warm-up) from the policy
     ``model`` (a name or a folder), resumable."""
     if not pairs:
@@ -67,7 +83,7 @@ def sft(model: str, pairs, run_name: str, *, steps: int, seed: int, tick, lr: fl
         until=until,
         model=model,
         pairs=pairs,
-        task="scratchpad",
+        task=task,
         max_steps=steps,
         seed=seed,
         batch_size=BATCH,
@@ -85,42 +101,65 @@ def saved(trainer) -> str:
     return str(path)
 
 
-def base(run: str, steps: int, seed: int, tick) -> str:
+def base(run: str, steps: int, seed: int, tick, task="scratchpad") -> str:
     """The student from random init (saved as ``<run>.student-init``), pretrained by SFT on
     every train prompt's direct answer; its folder. Same seed, same base in both arms."""
-    task, init = get_task("scratchpad"), runs_root() / f"{run}.student-init"
+    task, init = get_task(task), runs_root() / f"{run}.student-init"
     m, tok = student_policy(seed)
     m.save_pretrained(init)
     tok.save_pretrained(init)
-    direct = [(e.prompt, target(task.operands(e.prompt), think=False)) for e in task.train]
+    direct = [(e.prompt, solution(task, e, think=False)) for e in task.train]
     t = sft(
-        str(init), direct, f"{run}.student-base", steps=steps, seed=seed, tick=tick, lr=PRETRAIN_LR
+        str(init),
+        direct,
+        f"{run}.student-base",
+        steps=steps,
+        seed=seed,
+        tick=tick,
+        lr=PRETRAIN_LR,
+        task=task,
     )
     return saved(t)
 
 
-def thought_pairs() -> list[tuple[str, str]]:
-    """Every train prompt with its correct thought in digits: what a kept trace looks like."""
-    task = get_task("scratchpad")
-    return [(e.prompt, target(task.operands(e.prompt), think=True)) for e in task.train]
+def solution(task, example, think: bool) -> str:
+    """The correct completion of ``example`` (a thought of running sums in digits, or the
+    answer alone): ``scratchpad``'s :func:`~labkit.tasks.scratchpad.target`, or ``graded``'s
+    :func:`~labkit.tasks.graded.graded_target` with the example's digits.
+
+    >>> solution(Graded(n_train=6), Graded.example([12, 34], 2), think=True)
+    '<think>12+30=42 42+4=46</think><answer>46</answer>'
+    """
+    ops = task.operands(example.prompt)
+    if isinstance(task, Graded):
+        return graded_target(ops, example.columns["digits"], think=think)
+    return target(ops, think=think)
 
 
-def distil_units(steps: int) -> float:
+def thought_pairs(task="scratchpad") -> list[tuple[str, str]]:
+    """Every train prompt of ``task`` with its correct thought in digits: what a kept trace
+    looks like."""
+    task = get_task(task)
+    return [(e.prompt, solution(task, e, think=True)) for e in task.train]
+
+
+def distil_units(steps: int, task="scratchpad") -> float:
     """The distillation's compute, fixed before any run: ``steps`` x ``BATCH`` pairs of the
     mean size of a correct digits thought (:func:`thought_pairs`), 3 units a token."""
-    return steps * BATCH * _thought_units()
+    return steps * BATCH * _thought_units(task)
 
 
 @functools.cache
-def _thought_units() -> float:
-    pairs = thought_pairs()
+def _thought_units(task="scratchpad") -> float:
+    pairs = thought_pairs(task)
     return sft_units(pairs) / len(pairs)
 
 
 @functools.cache
-def prompt_tokens() -> float:
-    """Mean prompt length of the train prompts (characters: tokens of the char tokenizer)."""
-    task = get_task("scratchpad")
+def prompt_tokens(task="scratchpad") -> float:
+    """Mean prompt length of ``task``'s train prompts (characters: tokens of the char
+    tokenizer). Cached by ``task``: pass the same name or the same Task object."""
+    task = get_task(task)
     return sum(len(e.prompt) for e in task.train) / len(task.train)
 
 
@@ -131,7 +170,9 @@ def record(trainer, row: dict) -> None:
     save_jsonl(path, sorted([*rows, row], key=lambda r: r["at"]))
 
 
-def distil(base_dir: str, pairs, run: str, *, steps: int, seed: int, probe, tick):
+def distil(
+    base_dir: str, pairs, run: str, *, steps: int, seed: int, probe, tick, task="scratchpad"
+):
     """SFT of the base on the teacher's ``pairs``, probed (``probe(model, tok)`` -> dict) at
     each quarter of ``steps``: (trainer, probes by quarter, the compute it spent)."""
     quarter = {max(1, round(f * steps)): f for f in QUARTERS}
@@ -142,16 +183,29 @@ def distil(base_dir: str, pairs, run: str, *, steps: int, seed: int, probe, tick
             record(t, row | probe(t.model, t.tokenizer))
         return False
 
-    t = sft(base_dir, pairs, run, steps=steps, seed=seed, tick=tick, lr=DISTIL_LR, until=at)
+    t = sft(
+        base_dir, pairs, run, steps=steps, seed=seed, tick=tick, lr=DISTIL_LR, until=at, task=task
+    )
     spent = steps * BATCH * sft_units(pairs) / len(pairs)  # the expected pass: drawn uniformly
     return t, pd.DataFrame(load_jsonl(t.log.path / Probes.FILE)), spent
 
 
-def rl(base_dir: str, run: str, *, units: float, max_steps: int, seed: int, probe, tick, **setup):
+def rl(
+    base_dir: str,
+    run: str,
+    *,
+    units: float,
+    max_steps: int,
+    seed: int,
+    probe,
+    tick,
+    task="scratchpad",
+    **setup,
+):
     """GRPO from the base until it has spent ``units`` (at most ``max_steps``), probed at each
     quarter of ``units``: (trainer, probes, the compute it spent)."""
     at = lambda f, t: record(t, {"at": f, "step": t.global_step, **probe(t.model, t.tokenizer)})
-    budget = ComputeBudget(units, BATCH, prompt_tokens(), QUARTERS, at)
+    budget = ComputeBudget(units, BATCH, prompt_tokens(task), QUARTERS, at)
     t = grpo_run(
         base_dir,
         {},
@@ -160,12 +214,12 @@ def rl(base_dir: str, run: str, *, units: float, max_steps: int, seed: int, prob
         run_name=run,
         tick=tick,
         until=budget,
-        task="scratchpad",
+        task=task,
         track_kl=False,
         save_steps=max(1, max_steps // 6),
         **setup,
     )
-    spent = rl_spent(t.log.metrics, BATCH, prompt_tokens())
+    spent = rl_spent(t.log.metrics, BATCH, prompt_tokens(task))
     if spent < units:  # stopped by max_steps: probe where it ended
         record(
             t, {"at": round(spent / units, 3), "step": t.global_step, **probe(t.model, t.tokenizer)}
