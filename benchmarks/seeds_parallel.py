@@ -15,27 +15,24 @@ Why the target is not met (issue 26): the one lever left was to batch the seeds 
 process, S copies of the policy with their weights stacked [S, ...] and each projection one
 ``torch.bmm`` for all seeds, so that per-op costs are paid once for S seeds.
 ``benchmarks/seeds_stacked.py`` times that path against the trainer's own step, interleaved in
-one process (2026-11-27 14:03 UTC, 8 seeds, one thread, min of 5, on a machine loaded ~2x by
-other work; ms per seed):
+one process, one thread, min of 5 (its output: ``benchmarks/seeds_stacked.txt``, per phase and
+seed, each path's GFLOP/s and the 60-step ratio it predicts at two threads, against the worker
+processes').
 
-    phase                                 solo   stacked
-    rollout (64 rows x <= 16 tokens)       100       110   (solo's includes scoring)
-    updates (mu = 2: fwd + bwd + AdamW)    322       393   (stacked rows unpacked: +28 % FLOPs)
-    probe (400 rows x <= 16 tokens)        723       594
-    a seed-step: GFLOP, GFLOP/s        12.7, 30  16.3, 32
-
-Two earlier runs that day gave 29 vs 25 and 35 vs 38 GFLOP/s: per FLOP the stacked path is
-the solo's speed, within the noise. The time is the matmuls, and a ``bmm`` over S seeds is S
+Per FLOP the stacked path is no faster than the solo's (the spike's runs on a loaded machine
+the same day agreed within the noise). The time is the matmuls, and a ``bmm`` over S seeds is S
 matmuls of one seed's shape ([~1000, 128] x [128, 384] in training, [64, 128] x ... when
 sampling): it runs at one seed's matmul rate, the ~half of the large-matmul peak that the floor
 line above reports (48 %). Only a weight the seeds shared would make the matmuls larger. What
 stacking removes, the per-op cost, is small here: paying it once for 8 seeds did not raise the
-GFLOP/s (and the solo step spends only ~4 ms of ~430 outside rollout and updates). Two threads then split the S matmuls between them, which is what the
-two one-thread worker processes already do. Predicted 60-step ratio at two threads (stacked
-granted a perfect 2x from the second thread, solo the 1.4x it gets): 6.6 in two runs, 8.2 in
-the third, against 5.6 for the worker processes; packing the stacked rows as the solo's are
+GFLOP/s (the solo step's time outside rollout and updates is a few ms: the "rest" line). Two
+threads then split the S matmuls between them, which is what the two one-thread worker
+processes already do. Its predicted 60-step ratio at two threads (stacked
+granted a perfect 2x from the second thread, solo the 1.4x it gets) is above the worker
+processes'; packing the stacked rows as the solo's are
 (``labkit.models.prefix``) would bring it to about the worker processes' figure, not to 4.
-Reaching 4 needs 67 % of the large-matmul peak at one seed's shapes; neither path gets there
+Reaching 4 needs about two thirds of the large-matmul peak (the floor in ``seeds_parallel.txt``
+over 4x one seed's time); neither path gets there
 on this CPU, so issue 26's batched runner was not built (the spike stopped it).
 """
 
