@@ -1,8 +1,6 @@
 """Kimi's length reward and long2short on graded (labkit.experiments.kimi_length): the warm-up,
 the weight's reason, the thought-vs-thought pairs, long2short's start from the acc policy, the
-claims against real arms and summary columns, and (once stored) the directions the run showed."""
-
-import json
+claims against real arms and summary columns (the stored run's verdicts: test_stored_verdicts.py)."""
 
 import numpy as np
 import pytest
@@ -12,7 +10,6 @@ from labkit.experiments import kimi_length as k
 from labkit.experiments import long2short as l2s
 from labkit.experiments.cells import EXTRA, STATS, changes, heldout_cells
 from labkit.experiments.lagrange import CELL_NAMES
-from labkit.experiments.results import STORE
 from labkit.models.policy import load_policy
 from labkit.rewards.kwargs import TrainerState
 from labkit.rewards.reasoning import kimi_length
@@ -124,19 +121,3 @@ def test_heldout_cells_extra_stats():
     for s in EXTRA:
         assert f"{s} (all)" in stats and f"{s} (2x2)" in stats
     assert stats["rechecks (all)"] >= 0 or np.isnan(stats["rechecks (all)"])
-
-
-STORED = STORE / "kimi_length.json"
-HELD: dict[str, str] = {"l2s-shorter": "reproduced", "l2s-thinks": "reproduced"}
-"""Claim key -> the verdict the stored run gave, for the claims it decided (the rest: inconclusive)."""
-
-
-def test_the_stored_run_keeps_its_verdicts():
-    """The directions that held in the stored run, on its seeds."""
-    if not STORED.exists() or not HELD:
-        pytest.skip("no stored kimi_length result yet (scripts/run_experiment.py kimi_length)")
-    from labkit.experiments.results import load
-
-    verdicts = {v.claim.key: v.verdict for v in load("kimi_length").verdicts()}
-    assert {key: verdicts[key] for key in HELD} == HELD
-    assert json.loads(STORED.read_text())["meta"]["seeds"] == list(k.EXPERIMENT.seeds)
