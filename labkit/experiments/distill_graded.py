@@ -303,32 +303,11 @@ EXPERIMENT = Experiment(
             note="Share of the two-digit held-out completions with a well-formed, non-empty "
             "thought at the end. Not reproduced: the interval lies below 0.5.",
         ),
-        Claim(
-            "distil-plateau",
-            "the distilled student has stopped rising: its end is no higher than its best "
-            "earlier quarter",
-            "the comparison's precondition (distillation given the steps it needs), not a claim "
-            "of the paper",
-            metric="student accuracy, end - best earlier quarter",
-            arm=DISTILL,
-            direction=-1,
-            note="Two-digit held-out pass rate at the end minus the best of the probes at 1/4, "
-            "1/2 and 3/4 of the steps. Reproduced: below it (past its top); inconclusive: level "
-            "within noise, which meets the precondition too; not reproduced: above it, still "
-            "rising, so the step budget would decide the comparison.",
-        ),
-        Claim(
-            "equal-compute",
-            "the two students spend the same compute",
-            "the comparison's set-up (labkit.experiments.compute), not a claim of the paper",
-            metric="student compute / budget",
-            arm=STUDENT_RL,
-            baseline=DISTILL,
-            direction=0,
-            margin=0.05,
-            note="Compute over the budget fixed before the run: the RL student stops at the first "
-            "step that reaches it; the distillation's is the expected size of its batches of kept "
-            "traces (a re-checked step makes a trace longer than the budget's).",
+        student.plateau_claim(DISTILL, "Two-digit held-out pass rate"),
+        student.equal_compute_claim(
+            STUDENT_RL,
+            DISTILL,
+            " of kept traces (a re-checked step makes a trace longer than the budget's)",
         ),
     ),
     live={"arms": [DISTILL, STUDENT_RL], "seeds": (0, 1), "steps": 200},

@@ -314,32 +314,8 @@ EXPERIMENT = Experiment(
             "GRPO from the same base until the same compute (forward-token units: 1 a token "
             "sampled, 3 a token trained); paired by seed. R1's RL student got far more compute.",
         ),
-        Claim(
-            "distil-plateau",
-            "the distilled student has stopped rising: its end is no higher than its best "
-            "earlier quarter",
-            "the comparison's precondition (distillation given the steps it needs), not a claim "
-            "of the paper",
-            metric="student accuracy, end - best earlier quarter",
-            arm=PIPELINE,
-            direction=-1,
-            note="Held-out accuracy (400 prompts) at the end minus the best of the probes at 1/4, "
-            "1/2 and 3/4 of the steps. Reproduced: below it (past its top); inconclusive: level "
-            "within noise, which meets the precondition too; not reproduced: above it, still "
-            "rising, so the step budget would decide the comparison.",
-        ),
-        Claim(
-            "equal-compute",
-            "the two students spend the same compute",
-            "the comparison's set-up (labkit.experiments.compute), not a claim of the paper",
-            metric="student compute / budget",
-            arm=STUDENT_RL,
-            baseline=PIPELINE,
-            direction=0,
-            margin=0.05,
-            note="Compute over the budget fixed before the run: the RL student stops at the first "
-            "step that reaches it; the distillation's is the expected size of its batches.",
-        ),
+        student.plateau_claim(PIPELINE, "Held-out accuracy (400 prompts)"),
+        student.equal_compute_claim(STUDENT_RL, PIPELINE),
     ),
     live={"arms": [PIPELINE, STUDENT_RL], "seeds": (0, 1), "steps": 10},
 )

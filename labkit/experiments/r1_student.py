@@ -26,6 +26,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from labkit.algos.sft import SFTTrainer
 from labkit.experiments.arms import Probes, grpo_run
+from labkit.experiments.claims import Claim
 from labkit.experiments.compute import ComputeBudget, rl_spent, sft_units
 from labkit.experiments.harness import resume_or_start
 from labkit.models.policy import char_tokenizer, tiny_config
@@ -44,6 +45,51 @@ did from random init at this rate (the teacher's own SFT stage, on a model that 
 uses ``r1_pipeline.SFT_LR``)."""
 QUARTERS = (0.25, 0.5, 0.75, 1.0)
 """Where both students are probed: fractions of the distillation's steps / of the compute."""
+
+
+PLATEAU_NOTE = (
+    "Reproduced: below it (past its top); inconclusive: level within noise, which meets the "
+    "precondition too; not reproduced: above it, still rising, so the step budget would decide "
+    "the comparison."
+)
+COMPUTE_NOTE = (
+    "Compute over the budget fixed before the run: the RL student stops at the first step that "
+    "reaches it; the distillation's is the expected size of its batches"
+)
+
+
+def plateau_claim(arm: str, probe: str) -> Claim:
+    """The comparison's precondition, stated for both of lab 93's set-ups: the distilled student
+    ``arm`` has stopped rising by its end (its ``probe``, in words, against the best of the
+    probes at 1/4, 1/2 and 3/4 of its steps)."""
+    return Claim(
+        "distil-plateau",
+        "the distilled student has stopped rising: its end is no higher than its best earlier "
+        "quarter",
+        "the comparison's precondition (distillation given the steps it needs), not a claim of "
+        "the paper",
+        metric="student accuracy, end - best earlier quarter",
+        arm=arm,
+        direction=-1,
+        note=f"{probe} at the end minus the best of the probes at 1/4, 1/2 and 3/4 of the "
+        f"steps. {PLATEAU_NOTE}",
+    )
+
+
+def equal_compute_claim(rl_arm: str, distill_arm: str, extra: str = "") -> Claim:
+    """The comparison's set-up: both students spend the budget (``labkit.experiments.compute``)
+    within 5 %; ``extra`` ends the note."""
+    return Claim(
+        "equal-compute",
+        "the two students spend the same compute",
+        "the comparison's set-up (labkit.experiments.compute), not a claim of the paper",
+        metric="student compute / budget",
+        arm=rl_arm,
+        baseline=distill_arm,
+        direction=0,
+        margin=0.05,
+        note=f"{COMPUTE_NOTE}{extra}.",
+    )
 
 
 def student_policy(seed: int = 0):
