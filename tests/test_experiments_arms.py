@@ -1,7 +1,7 @@
 """labkit.experiments.arms.addition_run: the call it replaced builds the same run. The harness
 call is recorded (``resume_or_start``, nothing trained) from lab 51's precision arm and from
-``off_policy.stress_run`` (through ``off_policy.setting_run``), and compared with the arguments the code
-passed before and with the trainer config they build."""
+``off_policy.setting_run``, and compared with the arguments the code passed before and with the
+trainer config they build."""
 
 from __future__ import annotations
 
@@ -64,9 +64,9 @@ def test_precision_train_makes_the_call_it_made_before(calls, monkeypatch):
     assert config(calls[0]).save_steps == 10 and config(calls[0]).precision == "bf16"
 
 
-def test_off_policy_stress_run_is_addition_run_under_stress(calls):
+def test_off_policy_setting_run_is_addition_run_under_its_setting(calls):
     settings = off_policy.ARMS[next(a for a in off_policy.ARMS if a != off_policy.PROBE)]
-    off_policy.stress_run(settings, seed=1, steps=7, run_name="s", tick=None)
+    off_policy.setting_run(off_policy.STRESS, settings, seed=1, steps=7, run_name="s", tick=None)
     arms.addition_run(settings, seed=1, steps=7, run_name="s", tick=None, **off_policy.STRESS)
     assert calls[0] == calls[1]
     assert config(calls[0]) == config(calls[1])

@@ -68,7 +68,10 @@ other jobs, so about 2.3x slow against lab 90's uncontended 1.9 s a GRPO step): 
 Scaled to an idle core: a GRPO run 60 x 1.9 + ~10 s (held-out probe, set-up) ~ 124 s, 15 of
 them ~1,860 s; a long2short run ~19 s of pair sampling + 30 x ~1.2 s of DPO + ~8 s ~ 63 s, 5 of
 them ~315 s; the cold-start probe ~8 s once a worker. About 2,200 s of one-thread work: ~18 min
-on two workers, more with the step-time noise this machine shows.
+on two workers, more with the step-time noise this machine shows. That was the first version's
+budget: since the revision a long2short run samples 8x the prompts (~150 s of pair sampling at
+the pilot's rate) and takes ``long2short.dpo_steps`` steps; the stored result's meta has the
+wall time of the call that made it.
 """
 
 from __future__ import annotations

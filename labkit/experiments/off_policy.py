@@ -210,13 +210,6 @@ def train_at(setting: dict, arm: str, settings: dict, *, seed, steps, fast, run_
     return Outcome(stability(trainer.log.metrics), trainer.log.metrics)
 
 
-def stress_run(settings: dict, *, seed: int, steps: int, run_name: str, tick, **overrides):
-    """:func:`setting_run` at :data:`STRESS`."""
-    return setting_run(
-        STRESS, settings, seed=seed, steps=steps, run_name=run_name, tick=tick, **overrides
-    )
-
-
 def setting_run(setting: dict, settings: dict, *, seed, steps, run_name, tick, **overrides):
     """A resumable GRPO run of ``settings`` on 2-digit addition at ``setting`` (:data:`STRESS`
     or ``off_policy_base.BASE_SETTING``, with ``overrides`` on top), checkpointed three times:
