@@ -12,7 +12,11 @@ yet on some seeds its answers grow to the length limit (lab 93's discussion). Tw
   advantages and a zero gradient, but the trainer (as TRL's) still steps the optimizer, and
   Adam's momentum moves the policy on; the rare gradients also leave the second moment small.
   Variant ``skip``: the optimizer step skipped when the gradient norm is 0 (momentum cannot
-  move the policy between signals; the signal steps themselves are unchanged).
+  move the policy between signals; the signal steps themselves are unchanged). The same
+  flag exists elsewhere: rasbt/reasoning-from-scratch's GRPO scripts,
+  ``--skip-zero-advantage-updates`` (PR #186, whose description notes that AdamW's momentum
+  moves the weights on a batch without signal); labkit's ``skip_zero_advantage`` skips such
+  rows' forward and backward, not the optimizer step.
 
 Each variant runs the arm's own ``train`` (base pretraining, probes) on the same seeds, beside
 ``grpo``, the arm as stored. Printed per run: steps (the compute budget stops a run sooner when
