@@ -75,6 +75,7 @@ DECIDED: dict[str, tuple[str, str]] = {
         "overoptimised below-start kl-keeps-gold kl-same-frontier min-keeps-gold min-not-cured",
         "",
     ),
+    "reward_design": ("proxy-rises shorter fix-beats", ""),
     "rft": ("", ""),
     "search": ("prm-beats-one-sample orm-beats-one-sample prm-beats-orm", ""),
     "token_vs_sequence": ("agree-at-sampler mu-2 mu-4 lr bf16-sampler", ""),

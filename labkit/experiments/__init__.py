@@ -14,6 +14,7 @@ worker processes, ``claims``: the rule stated before the run and the verdict ove
   trpo              PG, TRPO, PPO-clip and PPO's adaptive KL, tabular and on the tiny LM (lab 33)
   lagrange          a length bound: a learned Lagrange multiplier against fixed penalties (lab 34)
   reward_hacking    an over-optimised learned reward; KL, a min-ensemble and PAR against it (lab 36)
+  reward_design     a gameable partial-credit reward and its exact-match fix, over seeds (lab 40)
   trl_parity        the same batch through TRL's loss code and labkit's: values, gradients (lab 53)
   gpu, precision    the GPU lab's presets and CPU stand-in; log-prob error per precision (lab 51)
   tools             multi-turn GRPO: a calculator tool and a guessing game, env tokens masked (lab 60)
