@@ -63,14 +63,21 @@ def addition_run(settings: dict, *, seed: int, steps: int, run_name: str, tick, 
 def heldout_accuracy(trainer, n: int, max_len: int | None = None, seed: int = 0) -> float:
     """One sample at temperature 1 on each of the first ``n`` held-out prompts of the trainer's
     task (standard error ~ sqrt(p(1-p)/n): 0.025 at n = 400)."""
-    task = trainer.task
+    return policy_accuracy(
+        trainer.model, trainer.tokenizer, trainer.task, n, max_len or trainer.max_len, seed
+    )
+
+
+def policy_accuracy(model, tokenizer, task, n: int, max_len: int | None = None, seed: int = 0):
+    """:func:`heldout_accuracy` of a policy outside a trainer (a cold start before its run):
+    the same prompts and draws for the same ``seed``; ``max_len`` None: what the task needs."""
     return accuracy(
-        trainer.model,
-        trainer.tokenizer,
+        model,
+        tokenizer,
         task,
         task.heldout[:n],
         temperature=1.0,
-        max_completion_length=max_len or trainer.max_len,
+        max_completion_length=max_len,
         seed=seed + 1,
     )
 

@@ -22,11 +22,10 @@ steps minus that of the first 10 %.
 
 from __future__ import annotations
 
-from labkit.experiments.arms import addition_run, heldout_accuracy
+from labkit.experiments.arms import addition_run, heldout_accuracy, policy_accuracy
 from labkit.experiments.claims import Claim
 from labkit.experiments.harness import Experiment, Outcome
 from labkit.models.policy import load_policy
-from labkit.runs.evaluate import accuracy
 from labkit.tasks import get_task
 
 CLAIM = (
@@ -67,8 +66,7 @@ def train(arm: str, settings: dict, *, seed: int, steps: int, fast: bool, run_na
     the length's and the batch accuracy's change over the run."""
     n = HELDOUT["fast" if fast else "full"]
     model, tok = load_policy("tiny")
-    task = get_task("addition")
-    before = accuracy(model, tok, task, task.heldout[:n], temperature=1.0, seed=seed + 1)
+    before = policy_accuracy(model, tok, get_task("addition"), n, seed=seed)
     trainer = addition_run(
         settings,
         seed=seed,
